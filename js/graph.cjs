@@ -1,0 +1,140 @@
+'use strict';
+// The public classes. Each verb prints its argument as JSON (the pure-JSON walk), calls the
+// engine once and parses one JSON answer; every failure rejects with a GraphError.
+
+const { native, unwrap } = require('./native.cjs');
+const { GraphError } = require('./errors.cjs');
+const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
+
+const CONSTRUCT = Symbol('construct');
+
+/** Where host objects may sit in an open config: [path pattern, …]. */
+const HOST_SLOTS = [
+  ['executor'],
+  ['capabilityRetriever'],
+  ['knowledgeRetriever'],
+  ['readers', '#'],
+  ['runtimeAdapters', '#'],
+  ['providers', '#', 'authority', 'adapter'],
+];
+
+function atHostSlot(path) {
+  return HOST_SLOTS.some(
+    (slot) =>
+      slot.length === path.length &&
+      slot.every((part, i) => (part === '#' ? typeof path[i] === 'number' : part === path[i])),
+  );
+}
+
+function methodNames(value) {
+  const names = new Set();
+  for (let o = value; o !== null && o !== Object.prototype && o !== Function.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      try {
+        if (typeof value[name] === 'function' && name !== 'constructor') names.add(name);
+      } catch {
+        // A throwing getter is simply not a method.
+      }
+    }
+  }
+  return [...names];
+}
+
+/** Describes a host object to the engine and keeps it for the calls the JS layer makes. */
+function describeHost(value, hosts) {
+  const handle = hosts.push(value) - 1;
+  const text = (v) => (typeof v === 'string' ? v : null);
+  let id = null;
+  let providerId = null;
+  try {
+    id = text(value.id);
+    providerId = text(value.providerId);
+  } catch {
+    // Reported by the engine as a missing id.
+  }
+  return JSON.stringify({ [HOST_KEY]: handle, id, providerId, methods: methodNames(value) });
+}
+
+function wireConfig(config, hosts) {
+  return toWireJson(config, (value, path) => {
+    if (!atHostSlot(path)) return undefined;
+    return describeHost(value, hosts);
+  });
+}
+
+const wire = (query) => toWireJson(query === undefined ? {} : query);
+
+class CapabilityGraph {
+  #native;
+  #hosts;
+
+  /** @internal Use `CapabilityGraph.open()`. */
+  constructor(token, nativeGraph, hosts) {
+    if (token !== CONSTRUCT) throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'constructor' } });
+    this.#native = nativeGraph;
+    this.#hosts = hosts;
+  }
+
+  /** Validates the config, loads every provider and resolves the open graph. */
+  static async open(config) {
+    const hosts = [];
+    const opened = await native.open(wireConfig(config, hosts));
+    if (typeof opened === 'string') unwrap(opened);
+    return new CapabilityGraph(CONSTRUCT, opened, hosts);
+  }
+
+  /** A facade bound to one provider: local capability IDs, no request scope. */
+  forProvider(providerId) {
+    const id = unwrap(this.#native.checkBound(toWireJson(providerId)));
+    return new BoundProviderGraph(CONSTRUCT, this, id);
+  }
+
+  /** Capabilities by ID plus the closure of what they require. */
+  async resolve(query) {
+    return unwrap(this.#native.resolve(wire(query)));
+  }
+
+  /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
+  async reload(options) {
+    return unwrap(await this.#native.reload(wire(options)));
+  }
+
+  /** Idempotent; never rejects. */
+  async close() {
+    try {
+      this.#native.close();
+    } catch {
+      // D13: failures while releasing are swallowed.
+    }
+  }
+
+  /** @internal */
+  static bound(graph, method, query, providerId) {
+    return unwrap(graph.#native[method](wire(query), providerId));
+  }
+}
+
+class BoundProviderGraph {
+  #graph;
+
+  /** @internal Use `graph.forProvider()`. */
+  constructor(token, graph, providerId) {
+    if (token !== CONSTRUCT) throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'constructor' } });
+    this.#graph = graph;
+    Object.defineProperty(this, 'providerId', { value: providerId, enumerable: true });
+  }
+
+  async resolve(query) {
+    return CapabilityGraph.bound(this.#graph, 'resolve', query, this.providerId);
+  }
+}
+
+function parseQualifiedId(value) {
+  return unwrap(native.parseQualifiedId(toWireJson(value)));
+}
+
+function formatQualifiedId(value) {
+  return unwrap(native.formatQualifiedId(toWireJson(value)));
+}
+
+module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId };

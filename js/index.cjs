@@ -1,0 +1,16 @@
+'use strict';
+// The package entry: one implementation, shared by require() and import.
+
+const { GraphError, ErrorCode, Phase, NextAction } = require('./errors.cjs');
+const { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId } = require('./graph.cjs');
+
+module.exports = {
+  CapabilityGraph,
+  BoundProviderGraph,
+  GraphError,
+  ErrorCode,
+  Phase,
+  NextAction,
+  parseQualifiedId,
+  formatQualifiedId,
+};

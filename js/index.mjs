@@ -1,0 +1,15 @@
+// ESM entry: re-exports the CommonJS implementation so both module systems share one set of
+// classes (instanceof GraphError holds across them).
+import api from './index.cjs';
+
+export const {
+  CapabilityGraph,
+  BoundProviderGraph,
+  GraphError,
+  ErrorCode,
+  Phase,
+  NextAction,
+  parseQualifiedId,
+  formatQualifiedId,
+} = api;
+export default api;

@@ -1,0 +1,138 @@
+//! The only napi code. Every verb takes and returns strings: a result is its JSON text, a
+//! failure is `!` followed by the error's JSON (one string per call, parsed once in JS; no
+//! napi error machinery, so sync and async calls report errors the same way). A panic becomes
+//! `CG_INTERNAL` with no detail.
+
+use crate::engine::Engine;
+use crate::error::{catalog_json, Code, GraphError, Result};
+use napi::bindgen_prelude::{AsyncTask, Either};
+use napi::{Env, Task};
+use napi_derive::napi;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(GraphError::new(Code::Internal)))
+}
+
+fn outcome(r: Result<String>) -> String {
+    match r {
+        Ok(json) => json,
+        Err(e) => format!("!{}", e.to_json()),
+    }
+}
+
+/// The error catalog (codes, default phases and actions, messages) as JSON.
+#[napi]
+pub fn error_catalog() -> String {
+    catalog_json()
+}
+
+/// `parseQualifiedId`: JSON of the value in, JSON of `{ providerId, capabilityId }` out.
+#[napi]
+pub fn parse_qualified_id(value: String) -> String {
+    outcome(guarded(|| crate::query::args::parse_qualified_id(&value)))
+}
+
+/// `formatQualifiedId`: JSON of the value in, JSON of the qualified ID string out.
+#[napi]
+pub fn format_qualified_id(value: String) -> String {
+    outcome(guarded(|| crate::query::args::format_qualified_id(&value)))
+}
+
+/// An open graph.
+#[napi]
+pub struct NativeGraph {
+    engine: Arc<Engine>,
+}
+
+pub struct OpenTask {
+    config: String,
+    engine: Option<Result<Engine>>,
+}
+
+impl Task for OpenTask {
+    type Output = ();
+    type JsValue = Either<NativeGraph, String>;
+
+    fn compute(&mut self) -> napi::Result<()> {
+        let config = std::mem::take(&mut self.config);
+        self.engine = Some(guarded(|| Engine::open(&config)));
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _: ()) -> napi::Result<Self::JsValue> {
+        Ok(match self.engine.take() {
+            Some(Ok(engine)) => Either::A(NativeGraph {
+                engine: Arc::new(engine),
+            }),
+            Some(Err(e)) => Either::B(outcome(Err(e))),
+            None => Either::B(outcome(Err(GraphError::new(Code::Internal)))),
+        })
+    }
+}
+
+/// Opens a graph from the wire config; resolves the graph or an error string.
+#[napi(ts_return_type = "Promise<NativeGraph | string>")]
+pub fn open(config: String) -> AsyncTask<OpenTask> {
+    AsyncTask::new(OpenTask {
+        config,
+        engine: None,
+    })
+}
+
+pub struct ReloadTask {
+    engine: Arc<Engine>,
+    args: String,
+}
+
+impl Task for ReloadTask {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        Ok(outcome(guarded(|| self.engine.reload(&self.args))))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
+#[napi]
+impl NativeGraph {
+    /// Facts about the opened config the JS layer needs.
+    #[napi]
+    pub fn info(&self) -> String {
+        self.engine.info()
+    }
+
+    /// Checks the JSON of a provider ID for `forProvider`; returns the ID as JSON or an error.
+    #[napi]
+    pub fn check_bound(&self, provider_id: String) -> String {
+        outcome(guarded(|| self.engine.check_bound(&provider_id)))
+    }
+
+    #[napi]
+    pub fn resolve(&self, args: String, bound: Option<String>) -> String {
+        outcome(guarded(|| self.engine.resolve(&args, bound.as_deref())))
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn reload(&self, args: String) -> AsyncTask<ReloadTask> {
+        AsyncTask::new(ReloadTask {
+            engine: self.engine.clone(),
+            args,
+        })
+    }
+
+    #[napi]
+    pub fn close(&self) {
+        self.engine.close();
+    }
+
+    #[napi]
+    pub fn is_closed(&self) -> bool {
+        self.engine.is_closed()
+    }
+}

@@ -1,0 +1,153 @@
+//! Provider-wide relation rules, checked once every record is known (forward references are
+//! legal): endpoints exist, and `parents`, `specializes` and `requires` are each acyclic.
+
+use super::fields::Origin;
+use super::model::{CapabilityRecord, Relation};
+use crate::error::{Code, GraphError};
+
+/// Longest cycle listed in full in an error's details; longer ones also carry `cycleLength`.
+const MAX_CYCLE_IDS_IN_DETAILS: usize = 64;
+
+/// Resolves every endpoint of `records` (sorted by ID) to an index, in relation order.
+/// `origin_of(i)` names the record's file for errors.
+pub fn resolve_endpoints<'r>(
+    o: &Origin<'r>,
+    records: &'r [CapabilityRecord],
+    file_of: impl Fn(usize) -> Option<&'r str>,
+) -> Result<Vec<[Vec<u32>; 4]>, GraphError> {
+    let find = |id: &str| {
+        records
+            .binary_search_by(|r| r.capability_id.as_str().cmp(id))
+            .ok()
+    };
+    let mut out = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        let mut edges: [Vec<u32>; 4] = Default::default();
+        for relation in Relation::ALL {
+            let targets = &r.relations[relation as usize];
+            let mut resolved = Vec::with_capacity(targets.len());
+            for target in targets {
+                let Some(t) = find(target) else {
+                    let origin = Origin {
+                        file: file_of(i),
+                        ..o.with_capability(&r.capability_id)
+                    };
+                    return Err(origin
+                        .fail(
+                            Code::RelationInvalid,
+                            Some(relation.as_str()),
+                            "missing_endpoint",
+                        )
+                        .detail("endpoint", target.as_str()));
+                };
+                resolved.push(t as u32);
+            }
+            edges[relation as usize] = resolved;
+        }
+        out.push(edges);
+    }
+    Ok(out)
+}
+
+/// Iterative three-colour DFS per acyclic relation (roots and edges in ID order, so the
+/// reported cycle does not depend on files or layout).
+pub fn check_cycles(
+    o: &Origin,
+    records: &[CapabilityRecord],
+    edges: &[[Vec<u32>; 4]],
+) -> Result<(), GraphError> {
+    for relation in Relation::ALL.into_iter().filter(|r| r.must_be_acyclic()) {
+        if let Some(cycle) = find_cycle(edges.len(), |n| &edges[n][relation as usize]) {
+            let ids: Vec<&str> = cycle
+                .iter()
+                .take(MAX_CYCLE_IDS_IN_DETAILS)
+                .map(|&n| records[n].capability_id.as_str())
+                .collect();
+            let mut e = GraphError::new(Code::RelationCycle);
+            if let Some(p) = o.provider_id {
+                e = e.detail("providerId", p);
+            }
+            e = e.detail("relation", relation.as_str()).detail("cycle", ids);
+            if cycle.len() > MAX_CYCLE_IDS_IN_DETAILS {
+                e = e.detail("cycleLength", cycle.len());
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Returns the first cycle found as node indices, closed by repeating its first node.
+pub fn find_cycle<'e>(n: usize, next: impl Fn(usize) -> &'e [u32]) -> Option<Vec<usize>> {
+    const WHITE: u8 = 0;
+    const GREY: u8 = 1;
+    const BLACK: u8 = 2;
+    let mut colour = vec![WHITE; n];
+    // (node, index of the next edge to follow)
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if colour[root] != WHITE {
+            continue;
+        }
+        colour[root] = GREY;
+        stack.push((root, 0));
+        while let Some(&mut (node, ref mut edge)) = stack.last_mut() {
+            let targets = next(node);
+            if *edge == targets.len() {
+                colour[node] = BLACK;
+                stack.pop();
+                continue;
+            }
+            let target = targets[*edge] as usize;
+            *edge += 1;
+            match colour[target] {
+                WHITE => {
+                    colour[target] = GREY;
+                    stack.push((target, 0));
+                }
+                GREY => {
+                    let start = stack.iter().position(|&(s, _)| s == target).unwrap_or(0);
+                    let mut cycle: Vec<usize> = stack[start..].iter().map(|&(s, _)| s).collect();
+                    cycle.push(target);
+                    return Some(cycle);
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[&[u32]]) -> Vec<Vec<u32>> {
+        edges.iter().map(|e| e.to_vec()).collect()
+    }
+
+    #[test]
+    fn finds_self_loops_and_longer_cycles() {
+        let g = graph(&[&[0]]);
+        assert_eq!(find_cycle(1, |n| &g[n]), Some(vec![0, 0]));
+        let g = graph(&[&[1], &[2], &[0]]);
+        assert_eq!(find_cycle(3, |n| &g[n]), Some(vec![0, 1, 2, 0]));
+        let g = graph(&[&[1, 2], &[2], &[]]);
+        assert_eq!(find_cycle(3, |n| &g[n]), None);
+    }
+
+    #[test]
+    fn deep_chains_do_not_recurse() {
+        let n = 200_000;
+        let g: Vec<Vec<u32>> = (0..n)
+            .map(|i| {
+                if i + 1 < n {
+                    vec![i as u32 + 1]
+                } else {
+                    vec![]
+                }
+            })
+            .collect();
+        assert_eq!(find_cycle(n, |i| &g[i]), None);
+    }
+}

@@ -1,0 +1,156 @@
+//! Provider definitions: schema, IDs, relations, knowledge references and locales, validated
+//! completely before anything is published.
+
+pub mod fields;
+pub mod graph;
+pub mod knowledge;
+pub mod locale;
+pub mod model;
+pub mod validate;
+
+use crate::error::GraphError;
+use fields::{array, index, object, Origin};
+pub use knowledge::Roots;
+use model::{CapabilityRecord, ProviderRecord};
+use serde_json::Value;
+
+/// Definitions as a source delivers them, before validation.
+pub enum RawDefinitions<'a> {
+    /// An inline definition object: provider fields plus `capabilities`.
+    Inline(&'a Value),
+    /// `provider.json` and one value per definition file (sorted by file).
+    Files {
+        provider: &'a Value,
+        capabilities: Vec<(&'a str, &'a Value)>,
+    },
+}
+
+/// A provider whose records passed every rule; capabilities are sorted by ID and `edges[i]`
+/// holds capability `i`'s declared relations as indices into `capabilities`.
+pub struct ValidatedProvider {
+    pub provider: ProviderRecord,
+    pub capabilities: Vec<CapabilityRecord>,
+    pub edges: Vec<[Vec<u32>; 4]>,
+}
+
+/// Below this many capabilities validation stays on the calling thread.
+const PARALLEL_THRESHOLD: usize = 2048;
+
+/// Validates a provider's definitions. `expected_id` is the configured provider ID (file and
+/// database sources); an inline definition names its own.
+pub fn validate_provider(
+    raw: &RawDefinitions,
+    expected_id: Option<&str>,
+    roots: &Roots,
+) -> Result<ValidatedProvider, GraphError> {
+    let base = Origin {
+        provider_id: expected_id,
+        ..Origin::default()
+    };
+    let (provider_value, provider_file) = match raw {
+        RawDefinitions::Inline(v) => (v, None),
+        RawDefinitions::Files { provider, .. } => (provider, Some("provider.json")),
+    };
+    let provider_origin = Origin {
+        file: provider_file,
+        ..base
+    };
+    let provider_map = object(&provider_origin, provider_value, "")?;
+    let inline = matches!(raw, RawDefinitions::Inline(_));
+    let size = if inline {
+        crate::json::compact_len_without(provider_map, "capabilities")
+    } else {
+        crate::json::compact_len(provider_value)
+    };
+    if size > fields::RECORD_MAX_BYTES {
+        return Err(provider_origin
+            .invalid("", "record_too_large")
+            .detail("maxBytes", fields::RECORD_MAX_BYTES));
+    }
+    let extra: &[&str] = if inline { &["capabilities"] } else { &[] };
+    let provider = validate::provider_record(&provider_origin, provider_map, extra, roots)?;
+    if expected_id.is_some_and(|id| id != provider.provider_id) {
+        return Err(provider_origin.invalid("providerId", "provider_id_mismatch"));
+    }
+    let o = Origin {
+        provider_id: Some(&provider.provider_id),
+        ..Origin::default()
+    };
+
+    // (file, prefix, value) per capability, in load order.
+    let inputs: Vec<(Option<&str>, String, &Value)> = match raw {
+        RawDefinitions::Inline(_) => array(&o, &provider_map["capabilities"], "capabilities")?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (None, index("capabilities", i), v))
+            .collect(),
+        RawDefinitions::Files { capabilities, .. } => capabilities
+            .iter()
+            .map(|(file, v)| (Some(*file), String::new(), *v))
+            .collect(),
+    };
+    let records = validate_all(&o, &inputs, roots)?;
+
+    // Sort by ID, remembering load positions for duplicate and endpoint errors.
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by(|&a, &b| records[a].capability_id.cmp(&records[b].capability_id));
+    for pair in order.windows(2) {
+        if records[pair[0]].capability_id == records[pair[1]].capability_id {
+            let later = pair[0].max(pair[1]);
+            let origin = Origin {
+                file: inputs[later].0,
+                ..o.with_capability(&records[later].capability_id)
+            };
+            return Err(origin.invalid(
+                &fields::join(&inputs[later].1, "capabilityId"),
+                "duplicate_capability",
+            ));
+        }
+    }
+    let files: Vec<Option<&str>> = order.iter().map(|&i| inputs[i].0).collect();
+    let mut slots: Vec<Option<CapabilityRecord>> = records.into_iter().map(Some).collect();
+    let capabilities: Vec<CapabilityRecord> = order
+        .iter()
+        .map(|&i| slots[i].take().expect("each record moved once"))
+        .collect();
+
+    let edges = graph::resolve_endpoints(&o, &capabilities, |i| files[i])?;
+    graph::check_cycles(&o, &capabilities, &edges)?;
+    validate::check_knowledge_ids(&o, &provider, &capabilities)?;
+    Ok(ValidatedProvider {
+        provider,
+        capabilities,
+        edges,
+    })
+}
+
+/// Validates every capability record, on several threads for large providers; the error
+/// reported is always the first in load order.
+fn validate_all(
+    o: &Origin,
+    inputs: &[(Option<&str>, String, &Value)],
+    roots: &Roots,
+) -> Result<Vec<CapabilityRecord>, GraphError> {
+    let one = |(file, prefix, v): &(Option<&str>, String, &Value)| {
+        let origin = Origin { file: *file, ..*o };
+        validate::capability_record(&origin, v, prefix, roots)
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if inputs.len() < PARALLEL_THRESHOLD || threads < 2 {
+        return inputs.iter().map(one).collect();
+    }
+    let chunk = inputs.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = inputs
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(one).collect::<Result<Vec<_>, _>>()))
+            .collect();
+        let mut out = Vec::with_capacity(inputs.len());
+        for h in handles {
+            out.extend(h.join().expect("validation threads do not panic")?);
+        }
+        Ok(out)
+    })
+}

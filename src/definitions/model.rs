@@ -1,0 +1,190 @@
+//! Validated, normalised definition records. Their `Serialize` output is canonical JSON: fields
+//! are declared in code-unit order and optional fields are omitted, so the same records always
+//! print the same bytes (the static revision hashes them).
+
+use serde::Serialize;
+
+/// The validated `provider.json` (or the provider part of an inline definition).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProviderRecord {
+    pub name: String,
+    #[serde(rename = "providerId")]
+    pub provider_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub specification: Option<Specification>,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Specification {
+    #[serde(rename = "appliesTo", skip_serializing_if = "Option::is_none")]
+    pub applies_to: Option<AppliesTo>,
+    /// Sorted by `knowledgeId`; every role is `specification`.
+    pub documents: Vec<DocumentRef>,
+    #[serde(rename = "specificationId")]
+    pub specification_id: String,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppliesTo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub software: Option<String>,
+    #[serde(rename = "versionRange", skip_serializing_if = "Option::is_none")]
+    pub version_range: Option<String>,
+}
+
+/// A validated capability definition; relation endpoints are local IDs, sorted and unique.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapabilityRecord {
+    pub capability_id: String,
+    pub name: String,
+    pub description: String,
+    pub when_to_use: String,
+    pub distinction: Option<String>,
+    pub examples: Vec<String>,
+    /// Indexed by [`Relation`].
+    pub relations: [Vec<String>; 4],
+    /// Sorted by `knowledgeId`.
+    pub knowledge: Vec<KnowledgeRef>,
+}
+
+/// The four declared relation kinds, in declaration-check order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    Parents = 0,
+    Specializes = 1,
+    Related = 2,
+    Requires = 3,
+}
+
+impl Relation {
+    pub const ALL: [Relation; 4] = [
+        Relation::Parents,
+        Relation::Specializes,
+        Relation::Related,
+        Relation::Requires,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Parents => "parents",
+            Relation::Specializes => "specializes",
+            Relation::Related => "related",
+            Relation::Requires => "requires",
+        }
+    }
+
+    /// `related` may form cycles; the other three must each be acyclic.
+    pub fn must_be_acyclic(self) -> bool {
+        self != Relation::Related
+    }
+}
+
+/// A knowledge reference of a capability: a document or a collection of documents.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum KnowledgeRef {
+    Document(DocumentRef),
+    Collection(CollectionRef),
+}
+
+impl KnowledgeRef {
+    pub fn knowledge_id(&self) -> &str {
+        match self {
+            KnowledgeRef::Document(d) => &d.knowledge_id,
+            KnowledgeRef::Collection(c) => &c.knowledge_id,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DocumentRef {
+    #[serde(rename = "canonicalUrl", skip_serializing_if = "Option::is_none")]
+    pub canonical_url: Option<String>,
+    pub kind: DocumentKind,
+    #[serde(rename = "knowledgeId")]
+    pub knowledge_id: String,
+    /// Canonically cased BCP 47 tag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    pub locator: Locator,
+    pub role: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CollectionRef {
+    pub kind: CollectionKind,
+    #[serde(rename = "knowledgeId")]
+    pub knowledge_id: String,
+    /// Sorted by `knowledgeId`.
+    pub members: Vec<DocumentRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// Serialises as the literal `"document"`.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct DocumentKind;
+
+impl Serialize for DocumentKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("document")
+    }
+}
+
+/// Serialises as the literal `"collection"`.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct CollectionKind;
+
+impl Serialize for CollectionKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("collection")
+    }
+}
+
+/// Where a document's body lives. Keys print in code-unit order (`path`, `root`, `type`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Locator {
+    RelativeFile {
+        path: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+        #[serde(rename = "type")]
+        kind: RelativeFileType,
+    },
+    Http {
+        #[serde(rename = "type")]
+        kind: HttpType,
+        url: String,
+    },
+}
+
+/// Serialises as the literal `"relative-file"`.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct RelativeFileType;
+
+impl Serialize for RelativeFileType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("relative-file")
+    }
+}
+
+/// Serialises as the literal `"http"`.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct HttpType;
+
+impl Serialize for HttpType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("http")
+    }
+}

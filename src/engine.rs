@@ -1,0 +1,284 @@
+//! One open graph: its configuration, its store, and the verbs as the binding calls them —
+//! JSON text in, JSON text out, every error a `GraphError` in its verb's phase.
+
+use crate::config::{Budgets, OpenConfig, ProviderSource, SourceKind};
+use crate::error::{Code, GraphError, Phase, Result};
+use crate::ids::is_id;
+use crate::query::args::{invalid, Args};
+use crate::query::{resolve, Call};
+use crate::snapshot::ProviderSnapshot;
+use crate::sources;
+use crate::store::{ProviderSlots, Store, StoreState};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub struct Engine {
+    store: Store,
+    budgets: Budgets,
+    /// In config order; inline sources keep no definition once loaded.
+    sources: Vec<ProviderSource>,
+    config: OpenConfigInfo,
+}
+
+/// What the JS layer needs to know about the opened config (host handles in use).
+#[derive(Serialize)]
+struct OpenConfigInfo {
+    executor: Option<Value>,
+}
+
+impl Engine {
+    /// `open`: parses the wire config (phase `config`), then loads every provider in config
+    /// order (phase `load`); any failure rejects the whole open.
+    pub fn open(config_json: &str) -> Result<Engine> {
+        let value: Value = serde_json::from_str(config_json).map_err(|_| {
+            GraphError::new(Code::ConfigInvalid)
+                .with_phase(Phase::Config)
+                .detail("path", "$")
+                .detail("expected", "object")
+        })?;
+        let mut config = OpenConfig::parse(value)?;
+        let mut providers = BTreeMap::new();
+        for source in &mut config.providers {
+            let snapshot = sources::load(source, None)?;
+            if let SourceKind::Inline { definition, .. } = &mut source.kind {
+                *definition = Value::Null;
+            }
+            let id = snapshot.provider_id().to_owned();
+            if providers.contains_key(&id) {
+                // Two inline definitions naming one provider.
+                return Err(GraphError::new(Code::ConfigInvalid)
+                    .with_phase(Phase::Config)
+                    .detail("path", source.path.clone())
+                    .detail("expected", "unique providerId"));
+            }
+            source.provider_id = Some(id.clone());
+            providers.insert(
+                id,
+                ProviderSlots {
+                    current: Arc::new(snapshot),
+                    previous: None,
+                    refresh_failed: false,
+                },
+            );
+        }
+        let executor = config.executor.as_ref().map(|e| match e {
+            crate::config::ExecutorSpec::Lexical { options } => {
+                serde_json::json!({ "kind": "lexical", "options": options })
+            }
+            crate::config::ExecutorSpec::Host(h) => {
+                serde_json::json!({ "kind": "host", "handle": h.handle, "id": h.id })
+            }
+        });
+        Ok(Engine {
+            store: Store::new(StoreState { providers }),
+            budgets: config.budgets,
+            sources: config.providers,
+            config: OpenConfigInfo { executor },
+        })
+    }
+
+    /// Facts about the opened config for the JS layer, as JSON.
+    pub fn info(&self) -> String {
+        serde_json::to_string(&self.config).unwrap_or_else(|_| "{}".into())
+    }
+
+    fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {
+        Ok(Call {
+            state: self.store.pin()?,
+            budgets: &self.budgets,
+            bound,
+        })
+    }
+
+    /// `forProvider(id)` (JSON of the argument): a configured provider's ID, as JSON.
+    pub fn check_bound(&self, provider_id: &str) -> Result<String> {
+        let state = self.store.pin()?;
+        let id: Value = serde_json::from_str(provider_id).unwrap_or_default();
+        let id = id
+            .as_str()
+            .filter(|s| is_id(s))
+            .ok_or_else(|| invalid("providerId", "ID"))?;
+        if !state.providers.contains_key(id) {
+            return Err(GraphError::new(Code::ProviderNotFound));
+        }
+        Ok(Value::from(id).to_string())
+    }
+
+    pub fn resolve(&self, args: &str, bound: Option<&str>) -> Result<String> {
+        self.call(bound)
+            .and_then(|call| resolve::resolve(&call, args))
+            .map_err(|e| e.in_verb(Phase::Query))
+    }
+
+    /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5).
+    pub fn reload(&self, args: &str) -> Result<String> {
+        let targets = self
+            .reload_targets(args)
+            .map_err(|e| e.in_verb(Phase::Lifecycle))?;
+        self.store.serialized(|| {
+            let mut entries = Vec::with_capacity(targets.len());
+            for (source, definition) in &targets {
+                entries.push(self.reload_one(source, definition.as_ref())?);
+            }
+            let ok = entries.iter().all(|e| e.ok);
+            let result = ReloadResult {
+                ok,
+                providers: entries,
+                error: (!ok).then(|| GraphError::new(Code::ReloadFailed).to_json_value()),
+            };
+            serde_json::to_string(&result).map_err(|_| GraphError::new(Code::Internal))
+        })
+    }
+
+    /// The sources a reload covers, with replacement inline definitions.
+    fn reload_targets(&self, args: &str) -> Result<Vec<(&ProviderSource, Option<Value>)>> {
+        let state = self.store.pin()?;
+        let args = Args::parse(args, &["providerId", "definitions"])?;
+        let only = match args.get("providerId")? {
+            None => None,
+            Some(Value::String(p)) if is_id(p) => {
+                if !state.providers.contains_key(p) {
+                    return Err(GraphError::new(Code::ProviderNotFound));
+                }
+                Some(p.as_str())
+            }
+            Some(_) => return Err(invalid("providerId", "ID")),
+        };
+        let mut definitions: Map<String, Value> =
+            args.object("definitions")?.cloned().unwrap_or_default();
+        for (key, definition) in &definitions {
+            let field = format!("definitions.{key}");
+            if !is_id(key) {
+                return Err(invalid(&field, "provider ID key"));
+            }
+            if !state.providers.contains_key(key) {
+                return Err(GraphError::new(Code::ProviderNotFound));
+            }
+            if only.is_some_and(|p| p != key) {
+                return Err(invalid(
+                    &field,
+                    "a definition for the reloaded provider only",
+                ));
+            }
+            let inline = self.sources.iter().any(|s| {
+                s.provider_id.as_deref() == Some(key) && matches!(s.kind, SourceKind::Inline { .. })
+            });
+            if !inline {
+                return Err(invalid(&field, "a definition for an inline provider"));
+            }
+            if definition.get("providerId").and_then(Value::as_str) != Some(key.as_str()) {
+                return Err(invalid(
+                    &format!("{field}.providerId"),
+                    "the key's provider ID",
+                ));
+            }
+        }
+        Ok(self
+            .sources
+            .iter()
+            .filter(|s| only.is_none() || s.provider_id.as_deref() == only)
+            .map(|s| {
+                let id = s.provider_id.as_deref().unwrap_or_default();
+                (s, definitions.remove(id))
+            })
+            .collect())
+    }
+
+    fn reload_one(
+        &self,
+        source: &ProviderSource,
+        definition: Option<&Value>,
+    ) -> Result<ReloadEntry> {
+        let id = source.provider_id.clone().unwrap_or_default();
+        let inline_unchanged =
+            matches!(source.kind, SourceKind::Inline { .. }) && definition.is_none();
+        let candidate = if inline_unchanged {
+            None
+        } else {
+            Some(sources::load(source, definition).map(Arc::new))
+        };
+        let mut entry = None;
+        self.store.update(&id, |slots| {
+            let (next, e) = publish(slots, candidate);
+            entry = Some(e);
+            next
+        })?;
+        let mut entry = entry.unwrap_or_else(|| unreachable!("update ran"));
+        entry.provider_id = id;
+        Ok(entry)
+    }
+
+    /// `close()`: idempotent; queries already running finish on their pins.
+    pub fn close(&self) {
+        self.store.close();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.store.is_closed()
+    }
+}
+
+/// The slots after a reload attempt, and its report. `None` means the source cannot have
+/// changed (an inline provider reloaded without a new definition).
+fn publish(
+    slots: &ProviderSlots,
+    candidate: Option<Result<Arc<ProviderSnapshot>>>,
+) -> (ProviderSlots, ReloadEntry) {
+    let mut next = slots.clone();
+    let mut entry = ReloadEntry {
+        provider_id: String::new(),
+        ok: true,
+        static_revision: String::new(),
+        previous_static_revision: None,
+        served_from: "current",
+        refresh_failed: false,
+        error: None,
+    };
+    match candidate {
+        Some(Err(e)) => {
+            next.refresh_failed = true;
+            entry.ok = false;
+            entry.error = Some(e.to_json_value());
+        }
+        Some(Ok(snapshot)) if snapshot.static_revision != slots.current.static_revision => {
+            next.previous = Some(std::mem::replace(&mut next.current, snapshot));
+            next.refresh_failed = false;
+        }
+        // Same revision: publish nothing, retire nothing.
+        _ => next.refresh_failed = false,
+    }
+    entry.refresh_failed = next.refresh_failed;
+    entry.static_revision = next.current.static_revision.clone();
+    entry.previous_static_revision = next.previous.as_ref().map(|p| p.static_revision.clone());
+    (next, entry)
+}
+
+#[derive(Serialize)]
+struct ReloadEntry {
+    #[serde(rename = "providerId")]
+    provider_id: String,
+    ok: bool,
+    #[serde(rename = "staticRevision")]
+    static_revision: String,
+    #[serde(
+        rename = "previousStaticRevision",
+        skip_serializing_if = "Option::is_none"
+    )]
+    previous_static_revision: Option<String>,
+    #[serde(rename = "servedFrom")]
+    served_from: &'static str,
+    #[serde(rename = "refreshFailed")]
+    refresh_failed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct ReloadResult {
+    ok: bool,
+    providers: Vec<ReloadEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+}

@@ -1,0 +1,146 @@
+//! JSON helpers shared by validation: the non-JSON marker the JS layer substitutes for values
+//! only JS can see (functions, getters, cycles, class instances, …), and byte sizes measured the
+//! way `JSON.stringify` would print a value.
+
+use serde_json::Value;
+
+/// Key of the marker object `{"$cgNonJson": "<kind>"}` that the JS pure-JSON walk puts where a
+/// value was not plain JSON. The walk also marks any user object that carries this key, so a
+/// marker is never user data.
+pub const NON_JSON_KEY: &str = "$cgNonJson";
+
+pub fn is_non_json_marker(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.len() == 1 && m.contains_key(NON_JSON_KEY))
+}
+
+/// UTF-8 length of the compact JSON text of `v` as `JSON.stringify` prints it (key order does
+/// not change the length, so this is also the canonical JSON's length).
+pub fn compact_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => js_number(n).len(),
+        Value::String(s) => string_len(s),
+        Value::Array(items) => {
+            2 + items.iter().map(compact_len).sum::<usize>() + items.len().saturating_sub(1)
+        }
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(k, v)| string_len(k) + 1 + compact_len(v))
+                .sum::<usize>()
+                + map.len().saturating_sub(1)
+        }
+    }
+}
+
+fn string_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
+/// `Number.prototype.toString` for a JSON number (shortest round-trip digits, JS exponent rules).
+pub fn js_number(n: &serde_json::Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string();
+    }
+    let f = n.as_f64().unwrap_or(0.0);
+    if f == 0.0 {
+        return "0".into();
+    }
+    // `{:e}` gives the shortest round-trip digits as `d.ddde±x`.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let k = digits.len() as i32;
+    let n = exp + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let rest = if k > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!("{}{rest}e{sign}{}", &digits[..1], (n - 1).abs())
+    };
+    if f < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// [`compact_len`] of an object without one of its keys (an inline definition's provider part
+/// is measured without its `capabilities`).
+pub fn compact_len_without(map: &serde_json::Map<String, Value>, skip: &str) -> usize {
+    let kept = map.iter().filter(|(k, _)| k.as_str() != skip);
+    let count = kept.clone().count();
+    2 + kept
+        .map(|(k, v)| string_len(k) + 1 + compact_len(v))
+        .sum::<usize>()
+        + count.saturating_sub(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compact_len_matches_compact_serialisation() {
+        for v in [
+            json!({"a": [1, "x\n\u{1}", null, true, false], "é": {"b": "\"\\"}}),
+            json!([]),
+            json!({}),
+            json!("中文"),
+        ] {
+            assert_eq!(
+                compact_len(&v),
+                serde_json::to_string(&v).unwrap().len(),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        let cases = [
+            ("1", "1"),
+            ("1.5", "1.5"),
+            ("1e21", "1e+21"),
+            ("1e-7", "1e-7"),
+            ("1e2", "100"),
+            ("0.000001", "0.000001"),
+            ("-2.5e-10", "-2.5e-10"),
+            ("1e20", "100000000000000000000"),
+            ("1.2345e25", "1.2345e+25"),
+        ];
+        for (input, js) in cases {
+            let n: serde_json::Number = serde_json::from_str(input).unwrap();
+            assert_eq!(js_number(&n), js, "{input}");
+        }
+    }
+
+    #[test]
+    fn markers_are_single_key_objects() {
+        assert!(is_non_json_marker(&json!({"$cgNonJson": "function"})));
+        assert!(!is_non_json_marker(
+            &json!({"$cgNonJson": "function", "x": 1})
+        ));
+        assert!(!is_non_json_marker(&json!("$cgNonJson")));
+    }
+}

@@ -1,0 +1,21 @@
+//! Capability Graph engine: providers declare capabilities; hosts discover, select, resolve
+//! and read them within a trusted scope, on stable revisions, with honest completeness.
+//!
+//! Everything but [`binding`] is plain Rust, tested with `cargo test`; the binding converts at
+//! the Node.js boundary (JSON text in, JSON text out).
+
+pub mod config;
+pub mod definitions;
+pub mod engine;
+pub mod error;
+pub mod ids;
+pub mod json;
+pub mod query;
+pub mod scope;
+pub mod snapshot;
+pub mod sources;
+pub mod store;
+
+// napi registers its glue only outside `cargo test`, so tests leave the binding out entirely.
+#[cfg(not(test))]
+mod binding;

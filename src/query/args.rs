@@ -1,0 +1,209 @@
+//! Query arguments: plain JSON objects (the JS layer walked them strictly) whose keys are
+//! checked here, once. Unknown keys and `null` are `CG_INPUT_INVALID` with
+//! `details { field, expected }`.
+
+use crate::error::{Code, GraphError, Result};
+use crate::ids::{is_id, parse_qualified};
+use crate::json::is_non_json_marker;
+use serde_json::{Map, Value};
+
+pub fn invalid(field: &str, expected: &str) -> GraphError {
+    GraphError::new(Code::InputInvalid)
+        .detail("field", field)
+        .detail("expected", expected)
+}
+
+/// A query object with its keys checked against the verb's list.
+pub struct Args {
+    map: Map<String, Value>,
+}
+
+impl Args {
+    /// Parses `json` (an object, or `null`/absent meaning `{}` where the verb allows it).
+    pub fn parse(json: &str, allowed: &[&str]) -> Result<Args> {
+        let v: Value = serde_json::from_str(json).map_err(|_| invalid("$", "object"))?;
+        Args::from_value(v, allowed)
+    }
+
+    pub fn from_value(v: Value, allowed: &[&str]) -> Result<Args> {
+        let map = match v {
+            Value::Object(m) if !is_non_json_marker(&Value::Object(m.clone())) => m,
+            _ => return Err(invalid("$", "object")),
+        };
+        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(invalid(k, &format!("one of: {}", allowed.join(", "))));
+        }
+        Ok(Args { map })
+    }
+
+    /// The value of `key`; `null` is never "omitted".
+    pub fn get(&self, key: &str) -> Result<Option<&Value>> {
+        match self.map.get(key) {
+            Some(Value::Null) => Err(invalid(key, "a value (omit the key instead of null)")),
+            other => Ok(other),
+        }
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    pub fn string(&self, key: &str) -> Result<Option<&str>> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(invalid(key, "string")),
+        }
+    }
+
+    pub fn array(&self, key: &str) -> Result<Option<&Vec<Value>>> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(_) => Err(invalid(key, "array")),
+        }
+    }
+
+    pub fn object(&self, key: &str) -> Result<Option<&Map<String, Value>>> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(v @ Value::Object(m)) if !is_non_json_marker(v) => Ok(Some(m)),
+            Some(_) => Err(invalid(key, "object")),
+        }
+    }
+}
+
+/// A capability reference as a verb receives it: `provider::capability`, `{ providerId,
+/// capabilityId }`, or — on a bound facade — a local ID or `{ capabilityId }`.
+pub fn capability_ref<'v>(
+    v: &'v Value,
+    field: &str,
+    bound: Option<&'v str>,
+) -> Result<(&'v str, &'v str)> {
+    let expected = if bound.is_some() {
+        "capability ID, qualified ID or { providerId?, capabilityId }"
+    } else {
+        "qualified capability ID or { providerId, capabilityId }"
+    };
+    let bad = || invalid(field, expected);
+    match v {
+        Value::String(s) => {
+            if s.contains("::") {
+                parse_qualified(s).ok_or_else(bad)
+            } else {
+                match bound {
+                    Some(p) if is_id(s) => Ok((p, s)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+        Value::Object(m) if !is_non_json_marker(v) => {
+            if let Some(k) = m
+                .keys()
+                .find(|k| *k != "providerId" && *k != "capabilityId")
+            {
+                return Err(invalid(
+                    &format!("{field}.{k}"),
+                    "one of: providerId, capabilityId",
+                ));
+            }
+            let capability = m
+                .get("capabilityId")
+                .and_then(Value::as_str)
+                .filter(|s| is_id(s))
+                .ok_or_else(bad)?;
+            let provider = match (m.get("providerId"), bound) {
+                (None, Some(p)) => p,
+                (Some(Value::String(p)), _) if is_id(p) => p.as_str(),
+                _ => return Err(bad()),
+            };
+            Ok((provider, capability))
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// A `limit`-like number: a safe integer `>= min`; above `max` it is clamped.
+pub fn clamped_integer(v: &Value, field: &str, min: u64, max: u64) -> Result<u64> {
+    let n = v
+        .as_u64()
+        .filter(|n| *n >= min && *n < (1 << 53))
+        .ok_or_else(|| invalid(field, &format!("integer >= {min}")))?;
+    Ok(n.min(max))
+}
+
+/// `parseQualifiedId(value)`: `"p::c"` → `{"providerId":"p","capabilityId":"c"}`.
+pub fn parse_qualified_id(json: &str) -> Result<String> {
+    let v: Value =
+        serde_json::from_str(json).map_err(|_| invalid("$", "qualified capability ID"))?;
+    let (p, c) = v
+        .as_str()
+        .and_then(parse_qualified)
+        .ok_or_else(|| invalid("$", "qualified capability ID"))?;
+    Ok(serde_json::json!({ "providerId": p, "capabilityId": c }).to_string())
+}
+
+/// `formatQualifiedId(value)`: `{ providerId, capabilityId }` → `"p::c"` (as JSON).
+pub fn format_qualified_id(json: &str) -> Result<String> {
+    let v: Value =
+        serde_json::from_str(json).map_err(|_| invalid("$", "{ providerId, capabilityId }"))?;
+    if !v.is_object() {
+        return Err(invalid("$", "{ providerId, capabilityId }"));
+    }
+    let (p, c) = capability_ref(&v, "$", None)?;
+    Ok(Value::from(crate::ids::format_qualified(p, c)).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_keys_and_nulls_are_rejected() {
+        let e = Args::parse(r#"{"ids":[],"nope":1}"#, &["ids"])
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), Code::InputInvalid);
+        assert_eq!(e.details().unwrap()["field"], "nope");
+        let a = Args::parse(r#"{"ids":null}"#, &["ids"]).unwrap();
+        assert!(a.get("ids").is_err());
+        assert!(Args::parse("[]", &[]).is_err());
+        assert!(Args::parse(r#"{"$cgNonJson":"function"}"#, &["$cgNonJson"]).is_err());
+    }
+
+    #[test]
+    fn capability_refs_accept_both_forms() {
+        assert_eq!(
+            capability_ref(&json!("a::b"), "id", None).unwrap(),
+            ("a", "b")
+        );
+        assert_eq!(
+            capability_ref(&json!({"providerId": "a", "capabilityId": "b"}), "id", None).unwrap(),
+            ("a", "b")
+        );
+        assert_eq!(
+            capability_ref(&json!("b"), "id", Some("a")).unwrap(),
+            ("a", "b")
+        );
+        assert_eq!(
+            capability_ref(&json!({"capabilityId": "b"}), "id", Some("a")).unwrap(),
+            ("a", "b")
+        );
+        for bad in [
+            json!("b"),
+            json!({"capabilityId": "b"}),
+            json!("a::b::c"),
+            json!("::x"),
+            json!("a::"),
+            json!(3),
+            json!({"providerId": "a", "capabilityId": "b", "x": 1}),
+        ] {
+            assert_eq!(
+                capability_ref(&bad, "id", None).unwrap_err().code(),
+                Code::InputInvalid,
+                "{bad}"
+            );
+        }
+    }
+}

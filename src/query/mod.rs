@@ -1,0 +1,91 @@
+//! Query verbs over pinned snapshots. A verb parses its arguments, builds its view (scope and
+//! revisions), reads, and prints one JSON string.
+
+pub mod args;
+pub mod closure;
+pub mod resolve;
+pub mod views;
+
+use crate::config::Budgets;
+use crate::error::{Code, GraphError, Result};
+use crate::scope::{effective_scope, view, Pins, View};
+use crate::store::StoreState;
+use args::{invalid, Args};
+use closure::Node;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// One call: the state it pinned, the budgets in force, and the provider a bound facade
+/// restricts it to.
+pub struct Call<'a> {
+    pub state: Arc<StoreState>,
+    pub budgets: &'a Budgets,
+    pub bound: Option<&'a str>,
+}
+
+impl Call<'_> {
+    /// The call's view: its effective scope, each provider served from the revision the
+    /// arguments require. `targets` are the providers its explicit targets name.
+    pub fn view<'t>(&self, args: &Args, targets: impl Iterator<Item = &'t str>) -> Result<View> {
+        let scope = effective_scope(&self.state, args.get("requestProviderScope")?, self.bound)?;
+        let targets: BTreeSet<&str> = targets.collect();
+        let mut pins = Pins::new();
+        let single = args.string("requiredStaticRevision")?;
+        let by_provider = args.object("requiredStaticRevisionByProvider")?;
+        match (single, by_provider) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "requiredStaticRevision",
+                    "either requiredStaticRevision or requiredStaticRevisionByProvider",
+                ))
+            }
+            (Some(rev), None) => {
+                if rev.is_empty() || targets.len() != 1 {
+                    return Err(invalid(
+                        "requiredStaticRevision",
+                        "non-empty string, with targets in exactly one provider",
+                    ));
+                }
+                pins.extend(targets.iter().map(|p| (p.to_string(), rev.to_owned())));
+            }
+            (None, Some(map)) => {
+                let keys: BTreeSet<&str> = map.keys().map(String::as_str).collect();
+                if keys != targets {
+                    return Err(invalid(
+                        "requiredStaticRevisionByProvider",
+                        "one revision for each provider the targets name",
+                    ));
+                }
+                for (p, rev) in map {
+                    let rev = rev.as_str().filter(|r| !r.is_empty()).ok_or_else(|| {
+                        invalid(
+                            &format!("requiredStaticRevisionByProvider.{p}"),
+                            "non-empty string",
+                        )
+                    })?;
+                    pins.insert(p.clone(), rev.to_owned());
+                }
+            }
+            (None, None) => {}
+        }
+        // Pins for providers outside the scope are reported by the target checks.
+        pins.retain(|p, _| scope.binary_search(p).is_ok());
+        view(&self.state, scope, &pins)
+    }
+
+    /// An explicit target (SPEC §14 D2): configured provider → inside this call's scope →
+    /// existing capability.
+    pub fn locate(&self, view: &View, provider: &str, capability: &str) -> Result<Node> {
+        if !self.state.providers.contains_key(provider) {
+            return Err(GraphError::new(Code::ProviderNotFound));
+        }
+        let p = view
+            .position(provider)
+            .ok_or_else(|| GraphError::new(Code::AccessDenied))?;
+        let node = view
+            .snapshot(p)
+            .find(capability)
+            .ok_or_else(|| GraphError::new(Code::CapabilityNotFound))?;
+        Ok((p, node))
+    }
+}

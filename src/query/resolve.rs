@@ -1,0 +1,143 @@
+//! `resolve` (SPEC §6.1): explicit capabilities plus the closure of what they require.
+
+use super::args::{capability_ref, invalid, Args};
+use super::closure::{close_over_requires, Limits, Mode, Node};
+use super::views::StaticCapability;
+use super::Call;
+use crate::error::{Code, GraphError, Result};
+use crate::ids::format_qualified;
+use crate::scope::{Completeness, Meta};
+use serde::Serialize;
+
+const KEYS: [&str; 4] = [
+    "ids",
+    "requestProviderScope",
+    "requiredStaticRevision",
+    "requiredStaticRevisionByProvider",
+];
+
+#[derive(Serialize)]
+struct Reason {
+    requested: bool,
+    #[serde(rename = "requiredBy")]
+    required_by: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Item<'a> {
+    #[serde(flatten)]
+    capability: StaticCapability<'a>,
+    reason: Reason,
+}
+
+#[derive(Serialize)]
+struct Edge {
+    from: String,
+    to: String,
+}
+
+#[derive(Serialize)]
+struct ResolveResult<'a> {
+    items: Vec<Item<'a>>,
+    requested: Vec<String>,
+    added: Vec<String>,
+    #[serde(rename = "requiresEdges")]
+    requires_edges: Vec<Edge>,
+    meta: Meta,
+}
+
+pub fn resolve(call: &Call, json: &str) -> Result<String> {
+    let args = Args::parse(json, &KEYS)?;
+    let budget = &call.budgets.resolve;
+    let ids = args
+        .array("ids")?
+        .ok_or_else(|| invalid("ids", "array of 1 or more capability IDs"))?;
+    if ids.is_empty() {
+        return Err(invalid("ids", "array of 1 or more capability IDs"));
+    }
+    if ids.len() as u64 > budget.max_ids {
+        return Err(GraphError::new(Code::InputTooLarge)
+            .detail("field", "ids")
+            .detail("limit", budget.max_ids));
+    }
+    // Every reference's syntax first, then targets in input order.
+    let refs = ids
+        .iter()
+        .enumerate()
+        .map(|(i, v)| capability_ref(v, &format!("ids[{i}]"), call.bound))
+        .collect::<Result<Vec<_>>>()?;
+    let view = call.view(&args, refs.iter().map(|r| r.0))?;
+    let mut roots: Vec<Node> = Vec::with_capacity(refs.len());
+    for (provider, capability) in refs {
+        let node = call.locate(&view, provider, capability)?;
+        if !roots.contains(&node) {
+            roots.push(node);
+        }
+    }
+    let limits = Limits {
+        max_nodes: budget.max_nodes as usize,
+        max_edges: budget.max_edges as usize,
+        nodes_budget: "resolve.maxNodes",
+        edges_budget: "resolve.maxEdges",
+    };
+    let closure = close_over_requires(&view, &roots, limits, Mode::Partial)?;
+
+    let qualified = |(p, n): Node| {
+        let s = view.snapshot(p);
+        format_qualified(s.provider_id(), &s.capability(n).id)
+    };
+    let names: Vec<String> = closure.nodes.iter().map(|&n| qualified(n)).collect();
+    let items = closure
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, n))| {
+            let mut required_by: Vec<String> = closure.required_by[i]
+                .iter()
+                .map(|&j| names[j].clone())
+                .collect();
+            required_by.sort_unstable();
+            Item {
+                capability: StaticCapability::new(view.snapshot(p), n),
+                reason: Reason {
+                    requested: i < closure.requested,
+                    required_by,
+                },
+            }
+        })
+        .collect();
+    let mut requires_edges: Vec<Edge> = closure
+        .edges
+        .iter()
+        .map(|&(f, t)| Edge {
+            from: names[f].clone(),
+            to: names[t].clone(),
+        })
+        .collect();
+    requires_edges.sort_unstable_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
+
+    let mut meta = Meta::of(&view, false);
+    if let Some((name, limit)) = closure.budget_hit {
+        meta.completeness = Completeness::Partial;
+        meta.warnings.push(
+            GraphError::new(Code::ResultTooLarge)
+                .detail("budget", name)
+                .detail("limit", limit)
+                .to_warning(),
+        );
+    }
+    let result = ResolveResult {
+        items,
+        requested: names[..closure.requested].to_vec(),
+        added: names[closure.requested..].to_vec(),
+        requires_edges,
+        meta,
+    };
+    let json = serde_json::to_string(&result).map_err(|_| GraphError::new(Code::Internal))?;
+    if json.len() as u64 > budget.max_bytes {
+        return Err(GraphError::new(Code::ResultTooLarge)
+            .detail("budget", "resolve.maxBytes")
+            .detail("limit", budget.max_bytes));
+    }
+    Ok(json)
+}

@@ -1,0 +1,70 @@
+//! How snapshot data is printed in results. Keys follow the reference's record shapes.
+
+use crate::definitions::model::KnowledgeRef;
+use crate::ids::format_qualified;
+use crate::snapshot::{Kind, ProviderSnapshot};
+use serde::Serialize;
+
+#[derive(Serialize, Clone, Copy)]
+pub struct CapabilityId<'a> {
+    #[serde(rename = "providerId")]
+    pub provider_id: &'a str,
+    #[serde(rename = "capabilityId")]
+    pub capability_id: &'a str,
+}
+
+/// The full static record of one capability (`StaticCapability`).
+#[derive(Serialize)]
+pub struct StaticCapability<'a> {
+    pub id: CapabilityId<'a>,
+    #[serde(rename = "qualifiedId")]
+    pub qualified_id: String,
+    pub name: &'a str,
+    pub description: &'a str,
+    #[serde(rename = "whenToUse")]
+    pub when_to_use: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinction: Option<&'a str>,
+    pub examples: &'a [String],
+    pub parents: Vec<CapabilityId<'a>>,
+    pub specializes: Vec<CapabilityId<'a>>,
+    pub related: Vec<CapabilityId<'a>>,
+    pub requires: Vec<CapabilityId<'a>>,
+    pub knowledge: &'a [KnowledgeRef],
+    #[serde(rename = "staticRevision")]
+    pub static_revision: &'a str,
+}
+
+impl<'a> StaticCapability<'a> {
+    pub fn new(s: &'a ProviderSnapshot, node: u32) -> StaticCapability<'a> {
+        let c = s.capability(node);
+        let provider_id = s.provider_id();
+        let ids = |kind| {
+            s.neighbours(node, kind)
+                .iter()
+                .map(|&t| CapabilityId {
+                    provider_id,
+                    capability_id: &s.capability(t).id,
+                })
+                .collect()
+        };
+        StaticCapability {
+            id: CapabilityId {
+                provider_id,
+                capability_id: &c.id,
+            },
+            qualified_id: format_qualified(provider_id, &c.id),
+            name: &c.name,
+            description: &c.description,
+            when_to_use: &c.when_to_use,
+            distinction: c.distinction.as_deref(),
+            examples: &c.examples,
+            parents: ids(Kind::Parents),
+            specializes: ids(Kind::Specializes),
+            related: ids(Kind::Related),
+            requires: ids(Kind::Requires),
+            knowledge: &c.knowledge,
+            static_revision: &s.static_revision,
+        }
+    }
+}

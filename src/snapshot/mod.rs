@@ -1,0 +1,238 @@
+//! Immutable provider snapshots: capabilities sorted by ID, an ID index, the eight relation
+//! adjacencies (declared and derived inverse) and the static revision, all built once at load.
+
+pub mod revision;
+
+use crate::config::KnowledgeRootSpec;
+use crate::definitions::model::{KnowledgeRef, ProviderRecord};
+use crate::definitions::ValidatedProvider;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The eight neighbour kinds, in their fixed order (reference/definitions.md §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Parents,
+    Children,
+    Specializes,
+    SpecializedBy,
+    Related,
+    RelatedBy,
+    Requires,
+    RequiredBy,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::Parents,
+        Kind::Children,
+        Kind::Specializes,
+        Kind::SpecializedBy,
+        Kind::Related,
+        Kind::RelatedBy,
+        Kind::Requires,
+        Kind::RequiredBy,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Parents => "parents",
+            Kind::Children => "children",
+            Kind::Specializes => "specializes",
+            Kind::SpecializedBy => "specializedBy",
+            Kind::Related => "related",
+            Kind::RelatedBy => "relatedBy",
+            Kind::Requires => "requires",
+            Kind::RequiredBy => "requiredBy",
+        }
+    }
+}
+
+/// Adjacency lists in compressed form: the targets of node `i` are
+/// `targets[offsets[i]..offsets[i + 1]]`, sorted by ID.
+#[derive(Debug, Default)]
+pub struct Adjacency {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Adjacency {
+    fn from_lists<'a>(n: usize, lists: impl Iterator<Item = &'a [u32]>) -> Adjacency {
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut targets = Vec::new();
+        offsets.push(0);
+        for list in lists {
+            targets.extend_from_slice(list);
+            offsets.push(targets.len() as u32);
+        }
+        Adjacency { offsets, targets }
+    }
+
+    /// The inverse of `forward`: sources are visited in ID order, so each list stays sorted.
+    fn inverse_of(forward: &Adjacency) -> Adjacency {
+        let n = forward.offsets.len() - 1;
+        let mut counts = vec![0u32; n + 1];
+        for &t in &forward.targets {
+            counts[t as usize + 1] += 1;
+        }
+        for i in 0..n {
+            counts[i + 1] += counts[i];
+        }
+        let offsets = counts.clone();
+        let mut fill = counts;
+        let mut targets = vec![0u32; forward.targets.len()];
+        for source in 0..n {
+            for &t in forward.of(source as u32) {
+                targets[fill[t as usize] as usize] = source as u32;
+                fill[t as usize] += 1;
+            }
+        }
+        Adjacency { offsets, targets }
+    }
+
+    pub fn of(&self, node: u32) -> &[u32] {
+        let (a, b) = (self.offsets[node as usize], self.offsets[node as usize + 1]);
+        &self.targets[a as usize..b as usize]
+    }
+}
+
+/// One capability as served.
+#[derive(Debug)]
+pub struct Capability {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub when_to_use: String,
+    pub distinction: Option<String>,
+    pub examples: Vec<String>,
+    pub knowledge: Vec<KnowledgeRef>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthorityKind {
+    Inline,
+    File,
+    Database,
+}
+
+impl AuthorityKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthorityKind::Inline => "inline",
+            AuthorityKind::File => "file",
+            AuthorityKind::Database => "database",
+        }
+    }
+}
+
+/// Where a snapshot's documents are read from; never part of any output.
+#[derive(Debug, Default)]
+pub struct DocumentRoots {
+    /// The file provider's root, an inline provider's `documentRoot`.
+    pub default_root: Option<PathBuf>,
+    pub aliases: Vec<(String, KnowledgeRootSpec)>,
+}
+
+/// A validated provider as one immutable value; queries hold it through an `Arc`.
+#[derive(Debug)]
+pub struct ProviderSnapshot {
+    pub provider: ProviderRecord,
+    pub authority: AuthorityKind,
+    pub static_revision: String,
+    pub capabilities: Vec<Capability>,
+    index: HashMap<String, u32>,
+    adjacency: [Adjacency; 8],
+    pub roots: DocumentRoots,
+}
+
+impl ProviderSnapshot {
+    pub fn build(
+        v: ValidatedProvider,
+        authority: AuthorityKind,
+        roots: DocumentRoots,
+    ) -> ProviderSnapshot {
+        let static_revision = revision::static_revision(&v);
+        let n = v.capabilities.len();
+        let forward = |r: usize| Adjacency::from_lists(n, v.edges.iter().map(|e| e[r].as_slice()));
+        let parents = forward(0);
+        let specializes = forward(1);
+        let related = forward(2);
+        let requires = forward(3);
+        let adjacency = [
+            Adjacency::inverse_of(&parents),
+            Adjacency::inverse_of(&specializes),
+            Adjacency::inverse_of(&related),
+            Adjacency::inverse_of(&requires),
+        ];
+        let [children, specialized_by, related_by, required_by] = adjacency;
+        let capabilities: Vec<Capability> = v
+            .capabilities
+            .into_iter()
+            .map(|c| Capability {
+                id: c.capability_id,
+                name: c.name,
+                description: c.description,
+                when_to_use: c.when_to_use,
+                distinction: c.distinction,
+                examples: c.examples,
+                knowledge: c.knowledge,
+            })
+            .collect();
+        let index = capabilities
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i as u32))
+            .collect();
+        ProviderSnapshot {
+            provider: v.provider,
+            authority,
+            static_revision,
+            capabilities,
+            index,
+            adjacency: [
+                parents,
+                children,
+                specializes,
+                specialized_by,
+                related,
+                related_by,
+                requires,
+                required_by,
+            ],
+            roots,
+        }
+    }
+
+    pub fn provider_id(&self) -> &str {
+        &self.provider.provider_id
+    }
+
+    pub fn find(&self, capability_id: &str) -> Option<u32> {
+        self.index.get(capability_id).copied()
+    }
+
+    pub fn capability(&self, node: u32) -> &Capability {
+        &self.capabilities[node as usize]
+    }
+
+    pub fn neighbours(&self, node: u32, kind: Kind) -> &[u32] {
+        self.adjacency[kind as usize].of(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse_lists_are_sorted_and_complete() {
+        // 0 -> {1, 2}, 1 -> {2}, 3 -> {0}
+        let lists: Vec<Vec<u32>> = vec![vec![1, 2], vec![2], vec![], vec![0]];
+        let fwd = Adjacency::from_lists(4, lists.iter().map(|l| l.as_slice()));
+        let inv = Adjacency::inverse_of(&fwd);
+        assert_eq!(inv.of(0), &[3]);
+        assert_eq!(inv.of(1), &[0]);
+        assert_eq!(inv.of(2), &[0, 1]);
+        assert_eq!(inv.of(3), &[] as &[u32]);
+    }
+}

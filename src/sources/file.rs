@@ -1,0 +1,1480 @@
+//! The file source: finds a file-based provider's definition files under its root, reads each one
+//! within a fixed budget and parses it as JSON. Schema validation happens elsewhere; this layer
+//! only guarantees that what it hands over came whole and unchanged from regular files inside the
+//! root, and that every failure names a relative file and a stable reason, never an absolute path
+//! or a parser message.
+
+use crate::error::{Code, GraphError, Phase};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::fs::{self, File, FileType, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::SystemTime;
+
+/// The largest definition or manifest file that is read at all.
+pub const RECORD_MAX_BYTES: u64 = 262_144;
+
+/// How a provider lays out its definitions under its root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `*.capability.json` files anywhere in the tree.
+    Legacy,
+    /// `*.json` files under `capabilities/`.
+    Directory,
+}
+
+/// One definition file, parsed but not validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawDefinitionFile {
+    /// Relative to the root, '/'-separated.
+    pub file: String,
+    pub value: Value,
+}
+
+/// A provider's manifest and definitions, parsed but not validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawProviderFiles {
+    pub provider: Value,
+    /// Sorted by `file` in byte order.
+    pub definitions: Vec<RawDefinitionFile>,
+}
+
+const MANIFEST: &str = "provider.json";
+const CAPABILITIES_DIR: &str = "capabilities";
+const KNOWLEDGE_DIR: &str = "knowledge";
+const BARE_CAPABILITY: &str = "capability.json";
+const LEGACY_SUFFIX: &str = ".capability.json";
+const JSON_SUFFIX: &str = ".json";
+const SKIPPED_DIRS: [&str; 7] = [
+    ".git",
+    "node_modules",
+    "dist",
+    "dist-test",
+    "coverage",
+    ".cache",
+    ".tmp",
+];
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+/// Below this many files per thread, spawning costs more than it saves.
+const FILES_PER_WORKER_MIN: usize = 64;
+
+/// Without libc the flag has to be spelled out. Where its value is not known for sure it stays 0,
+/// and the type check made before opening remains the guard against blocking on a FIFO.
+#[cfg(unix)]
+const O_NONBLOCK: i32 = if cfg!(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+)) {
+    0x0004
+} else if cfg!(all(
+    any(target_os = "linux", target_os = "android"),
+    any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "arm",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "powerpc64",
+        target_arch = "s390x",
+        target_arch = "loongarch64"
+    )
+)) {
+    0o4000
+} else {
+    0
+};
+
+/// Reads the manifest and every definition file of the provider rooted at `root`.
+///
+/// `config_path` is the config path of the root for error details, e.g.
+/// `"providers[0].authority.rootDir"`.
+pub fn read_provider_dir(
+    root: &Path,
+    layout: Layout,
+    provider_id: &str,
+    config_path: &str,
+) -> Result<RawProviderFiles, GraphError> {
+    let root = resolve_root(root).ok_or_else(|| root_error(config_path))?;
+    let fail = |file: &str, reason: Reason| definition_error(provider_id, file, reason);
+
+    let provider = read_manifest(&root).map_err(|reason| fail(MANIFEST, reason))?;
+    if layout == Layout::Directory && !is_real_dir(&join_rel(&root, CAPABILITIES_DIR)) {
+        return Err(fail(CAPABILITIES_DIR, Reason::DefinitionDirectoryRequired));
+    }
+    let found = collect_candidates(&root, layout).map_err(|(file, reason)| fail(&file, reason))?;
+    if let Some(index) = first_case_collision(&found) {
+        return Err(fail(&found[index].rel, Reason::DefinitionCaseCollision));
+    }
+    let definitions =
+        read_definitions(&root, found).map_err(|(file, reason)| fail(&file, reason))?;
+    Ok(RawProviderFiles {
+        provider,
+        definitions,
+    })
+}
+
+/// Why a provider's files were refused; the string form is the `reason` detail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reason {
+    DefinitionDirectoryRequired,
+    NestedProviderManifest,
+    UseDirectoryLayoutOrCapabilitySuffix,
+    MixedDefinitionLayout,
+    DefinitionSymlinkUnsupported,
+    DefinitionCaseCollision,
+    DirectoryUnreadable,
+    InvalidFileName,
+    ProviderManifestRequired,
+    FileUnreadable,
+    OutsideRoot,
+    NotRegularFile,
+    FileTooLarge,
+    FileChangedWhileReading,
+    InvalidUtf8,
+    InvalidJson,
+}
+
+impl Reason {
+    fn as_str(self) -> &'static str {
+        match self {
+            Reason::DefinitionDirectoryRequired => "definition_directory_required",
+            Reason::NestedProviderManifest => "nested_provider_manifest",
+            Reason::UseDirectoryLayoutOrCapabilitySuffix => {
+                "use_directory_layout_or_capability_suffix"
+            }
+            Reason::MixedDefinitionLayout => "mixed_definition_layout",
+            Reason::DefinitionSymlinkUnsupported => "definition_symlink_unsupported",
+            Reason::DefinitionCaseCollision => "definition_case_collision",
+            Reason::DirectoryUnreadable => "directory_unreadable",
+            Reason::InvalidFileName => "invalid_file_name",
+            Reason::ProviderManifestRequired => "provider_manifest_required",
+            Reason::FileUnreadable => "file_unreadable",
+            Reason::OutsideRoot => "outside_root",
+            Reason::NotRegularFile => "not_regular_file",
+            Reason::FileTooLarge => "file_too_large",
+            Reason::FileChangedWhileReading => "file_changed_while_reading",
+            Reason::InvalidUtf8 => "invalid_utf8",
+            Reason::InvalidJson => "invalid_json",
+        }
+    }
+}
+
+fn root_error(config_path: &str) -> GraphError {
+    GraphError::new(Code::ConfigInvalid)
+        .with_phase(Phase::Load)
+        .detail("path", config_path)
+        .detail("expected", "readable directory")
+}
+
+fn definition_error(provider_id: &str, file: &str, reason: Reason) -> GraphError {
+    let error = GraphError::new(Code::DefinitionInvalid)
+        .detail("providerId", provider_id)
+        .detail("file", file)
+        .detail("reason", reason.as_str());
+    if reason == Reason::FileTooLarge {
+        error.detail("maxBytes", RECORD_MAX_BYTES)
+    } else {
+        error
+    }
+}
+
+/// The root's realpath, which every containment check compares against.
+fn resolve_root(root: &Path) -> Option<PathBuf> {
+    let real = fs::canonicalize(root).ok()?;
+    let listable = fs::metadata(&real).ok()?.is_dir() && fs::read_dir(&real).is_ok();
+    listable.then_some(real)
+}
+
+/// `lstat`-based, so a symlink named like the directory does not count.
+fn is_real_dir(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+}
+
+/// Joins component by component: a verbatim Windows root (`\\?\`) would not treat '/' as a
+/// separator.
+fn join_rel(root: &Path, rel: &str) -> PathBuf {
+    let mut path = root.to_path_buf();
+    push_rel(&mut path, rel);
+    path
+}
+
+fn push_rel(path: &mut PathBuf, rel: &str) {
+    rel.split('/')
+        .filter(|part| !part.is_empty())
+        .for_each(|part| path.push(part));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding files
+
+/// What the walk saw at a path, without following it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EntryKind {
+    Regular,
+    Symlink,
+    /// FIFOs, sockets, devices, directories: never opened.
+    Other,
+}
+
+impl EntryKind {
+    fn of(file_type: FileType) -> EntryKind {
+        if file_type.is_symlink() {
+            EntryKind::Symlink
+        } else if file_type.is_file() {
+            EntryKind::Regular
+        } else {
+            EntryKind::Other
+        }
+    }
+}
+
+/// A file the layout says is a definition.
+struct Candidate {
+    rel: String,
+    kind: EntryKind,
+}
+
+/// The part of the tree a directory belongs to, which changes which names are allowed in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Area {
+    Plain,
+    Capabilities,
+    Knowledge,
+}
+
+struct PendingDir {
+    /// Empty for the root.
+    rel: String,
+    area: Area,
+}
+
+impl PendingDir {
+    fn child(&self, name: &str) -> String {
+        if self.rel.is_empty() {
+            return name.to_owned();
+        }
+        let mut rel = String::with_capacity(self.rel.len() + 1 + name.len());
+        rel.push_str(&self.rel);
+        rel.push('/');
+        rel.push_str(name);
+        rel
+    }
+
+    fn display_rel(&self) -> &str {
+        if self.rel.is_empty() {
+            "."
+        } else {
+            &self.rel
+        }
+    }
+}
+
+enum Action {
+    Ignore,
+    Collect,
+    Refuse(Reason),
+}
+
+/// An iterative walk, so deep trees cannot exhaust the stack.
+struct Walk<'a> {
+    root: &'a Path,
+    layout: Layout,
+    pending: Vec<PendingDir>,
+    found: Vec<Candidate>,
+    /// Only the smallest offending path is kept: the report is the same whatever order the file
+    /// system lists entries in, and memory stays bounded however broken the tree is.
+    violation: Option<(String, Reason)>,
+}
+
+/// Every definition candidate sorted by relative path, or the first layout violation.
+fn collect_candidates(root: &Path, layout: Layout) -> Result<Vec<Candidate>, (String, Reason)> {
+    let mut walk = Walk {
+        root,
+        layout,
+        pending: vec![PendingDir {
+            rel: String::new(),
+            area: Area::Plain,
+        }],
+        found: Vec::new(),
+        violation: None,
+    };
+    while let Some(dir) = walk.pending.pop() {
+        walk.visit_dir(&dir);
+    }
+    if let Some(violation) = walk.violation {
+        return Err(violation);
+    }
+    walk.found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(walk.found)
+}
+
+impl Walk<'_> {
+    fn visit_dir(&mut self, dir: &PendingDir) {
+        let Ok(entries) = fs::read_dir(join_rel(self.root, &dir.rel)) else {
+            return self.refuse(dir.display_rel().to_owned(), Reason::DirectoryUnreadable);
+        };
+        for entry in entries {
+            // `DirEntry::file_type` does not follow symlinks, so a linked directory is never
+            // entered.
+            let Ok((name, file_type)) = entry.and_then(|e| Ok((e.file_name(), e.file_type()?)))
+            else {
+                return self.refuse(dir.display_rel().to_owned(), Reason::DirectoryUnreadable);
+            };
+            self.visit_entry(dir, &name, file_type);
+        }
+    }
+
+    fn visit_entry(&mut self, dir: &PendingDir, name: &OsStr, file_type: FileType) {
+        let Some(name) = name.to_str() else {
+            return self.visit_undecodable(dir, name, file_type);
+        };
+        if let Some(reason) = self.name_violation(dir, name) {
+            return self.refuse(dir.child(name), reason);
+        }
+        if file_type.is_dir() {
+            return self.descend(dir, name);
+        }
+        match self.file_action(dir.area, name, file_type) {
+            Action::Ignore => {}
+            Action::Collect => self.found.push(Candidate {
+                rel: dir.child(name),
+                kind: EntryKind::of(file_type),
+            }),
+            Action::Refuse(reason) => self.refuse(dir.child(name), reason),
+        }
+    }
+
+    /// Relative paths are reported and sorted as strings, which a non-UTF-8 name cannot be, so
+    /// such a name is refused wherever it could hide a definition.
+    fn visit_undecodable(&mut self, dir: &PendingDir, name: &OsStr, file_type: FileType) {
+        if file_type.is_dir() || name.as_encoded_bytes().ends_with(JSON_SUFFIX.as_bytes()) {
+            self.refuse(dir.child(&name.to_string_lossy()), Reason::InvalidFileName);
+        }
+    }
+
+    /// Names that are wrong whatever kind of entry carries them.
+    fn name_violation(&self, dir: &PendingDir, name: &str) -> Option<Reason> {
+        let nested_manifest =
+            name == MANIFEST && !dir.rel.is_empty() && dir.area != Area::Knowledge;
+        if nested_manifest {
+            return Some(Reason::NestedProviderManifest);
+        }
+        let definition_name_allowed =
+            self.layout == Layout::Directory && dir.area == Area::Capabilities;
+        if name == BARE_CAPABILITY && !definition_name_allowed {
+            return Some(Reason::UseDirectoryLayoutOrCapabilitySuffix);
+        }
+        None
+    }
+
+    fn descend(&mut self, dir: &PendingDir, name: &str) {
+        if SKIPPED_DIRS.contains(&name) {
+            return;
+        }
+        let area = match (dir.rel.is_empty(), name) {
+            (true, CAPABILITIES_DIR) => Area::Capabilities,
+            (true, KNOWLEDGE_DIR) => Area::Knowledge,
+            _ => dir.area,
+        };
+        self.pending.push(PendingDir {
+            rel: dir.child(name),
+            area,
+        });
+    }
+
+    /// Non-regular entries with a definition's name are collected rather than ignored, so that a
+    /// FIFO or socket posing as a definition is reported instead of silently dropped.
+    fn file_action(&self, area: Area, name: &str, file_type: FileType) -> Action {
+        match (self.layout, area) {
+            (Layout::Legacy, _) if name.ends_with(LEGACY_SUFFIX) => Action::Collect,
+            (Layout::Legacy, _) => Action::Ignore,
+            (Layout::Directory, Area::Capabilities) if file_type.is_symlink() => {
+                Action::Refuse(Reason::DefinitionSymlinkUnsupported)
+            }
+            (Layout::Directory, Area::Capabilities) if name.ends_with(JSON_SUFFIX) => {
+                Action::Collect
+            }
+            (Layout::Directory, Area::Capabilities) => Action::Ignore,
+            (Layout::Directory, _) if name.ends_with(LEGACY_SUFFIX) => {
+                Action::Refuse(Reason::MixedDefinitionLayout)
+            }
+            (Layout::Directory, _) => Action::Ignore,
+        }
+    }
+
+    fn refuse(&mut self, rel: String, reason: Reason) {
+        let smaller = match &self.violation {
+            Some((current, _)) => rel < *current,
+            None => true,
+        };
+        if smaller {
+            self.violation = Some((rel, reason));
+        }
+    }
+}
+
+/// The later of the first two paths that differ only by case, since such definitions would
+/// overwrite each other on case-insensitive file systems.
+fn first_case_collision(found: &[Candidate]) -> Option<usize> {
+    let mut seen = HashSet::with_capacity(found.len());
+    found
+        .iter()
+        .position(|candidate| !seen.insert(fold_case(&candidate.rel)))
+}
+
+/// Borrows the common all-lowercase ASCII path instead of allocating a copy.
+fn fold_case(rel: &str) -> Cow<'_, str> {
+    if rel.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        Cow::Owned(rel.to_lowercase())
+    } else {
+        Cow::Borrowed(rel)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading files
+
+/// The manifest gets its own pre-checks because a missing one needs its own reason.
+fn read_manifest(root: &Path) -> Result<Value, Reason> {
+    let kind = manifest_kind(&join_rel(root, MANIFEST))?;
+    Reader::new(root).read(MANIFEST, kind)
+}
+
+fn manifest_kind(path: &Path) -> Result<EntryKind, Reason> {
+    let kind = EntryKind::of(
+        fs::symlink_metadata(path)
+            .map_err(missing_or_unreadable)?
+            .file_type(),
+    );
+    let is_file = match kind {
+        EntryKind::Regular => true,
+        EntryKind::Other => false,
+        EntryKind::Symlink => fs::metadata(path).map_err(missing_or_unreadable)?.is_file(),
+    };
+    if is_file {
+        Ok(kind)
+    } else {
+        Err(Reason::FileUnreadable)
+    }
+}
+
+fn missing_or_unreadable(error: io::Error) -> Reason {
+    if error.kind() == io::ErrorKind::NotFound {
+        Reason::ProviderManifestRequired
+    } else {
+        Reason::FileUnreadable
+    }
+}
+
+/// Reads all candidates, in parallel when there are enough, and pairs them with their paths.
+fn read_definitions(
+    root: &Path,
+    found: Vec<Candidate>,
+) -> Result<Vec<RawDefinitionFile>, (String, Reason)> {
+    let values = match read_all(root, &found) {
+        Ok(values) => values,
+        Err((index, reason)) => return Err((found[index].rel.clone(), reason)),
+    };
+    Ok(found
+        .into_iter()
+        .zip(values)
+        .map(|(candidate, value)| RawDefinitionFile {
+            file: candidate.rel,
+            value,
+        })
+        .collect())
+}
+
+enum ChunkError {
+    Failed(usize, Reason),
+    /// Stopped because a file earlier in sorted order already failed.
+    Abandoned,
+}
+
+/// Contiguous chunks, one per worker. Each chunk stops at its own first failure, and every chunk
+/// stops once a lower index has failed, so the lowest failing index is always found and reported
+/// whatever the thread timing.
+fn read_all(root: &Path, found: &[Candidate]) -> Result<Vec<Value>, (usize, Reason)> {
+    let outcomes = read_chunks(root, found, worker_count(found.len()));
+    let failure = outcomes
+        .iter()
+        .filter_map(|outcome| match outcome {
+            Err(ChunkError::Failed(index, reason)) => Some((*index, *reason)),
+            _ => None,
+        })
+        .min_by_key(|(index, _)| *index);
+    if let Some(failure) = failure {
+        return Err(failure);
+    }
+    // Abandoning needs an earlier failure, so without one every chunk is complete.
+    Ok(outcomes
+        .into_iter()
+        .flat_map(Result::unwrap_or_default)
+        .collect())
+}
+
+type ChunkOutcome = Result<Vec<Value>, ChunkError>;
+
+/// One outcome per chunk, in chunk order.
+fn read_chunks(root: &Path, found: &[Candidate], workers: usize) -> Vec<ChunkOutcome> {
+    let chunk_len = found.len().div_ceil(workers).max(1);
+    let first_failure = &AtomicUsize::new(usize::MAX);
+    thread::scope(|scope| {
+        let started: Vec<_> = found
+            .chunks(chunk_len)
+            .enumerate()
+            .map(|(n, chunk)| {
+                let job = move || read_chunk(root, chunk, n * chunk_len, first_failure);
+                let handle = if workers > 1 {
+                    thread::Builder::new().spawn_scoped(scope, job).ok()
+                } else {
+                    None
+                };
+                (job, handle)
+            })
+            .collect();
+        // A chunk whose thread could not be spawned is read here instead: a busy system should
+        // slow loading down, not fail it.
+        started
+            .into_iter()
+            .map(|(job, handle)| match handle {
+                Some(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => job(),
+            })
+            .collect()
+    })
+}
+
+fn worker_count(files: usize) -> usize {
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(files / FILES_PER_WORKER_MIN).max(1)
+}
+
+fn read_chunk(
+    root: &Path,
+    chunk: &[Candidate],
+    offset: usize,
+    first_failure: &AtomicUsize,
+) -> Result<Vec<Value>, ChunkError> {
+    let mut reader = Reader::new(root);
+    let mut values = Vec::with_capacity(chunk.len());
+    for (index, candidate) in (offset..).zip(chunk) {
+        if first_failure.load(Ordering::Relaxed) < index {
+            return Err(ChunkError::Abandoned);
+        }
+        match reader.read(&candidate.rel, candidate.kind) {
+            Ok(value) => values.push(value),
+            Err(reason) => {
+                first_failure.fetch_min(index, Ordering::Relaxed);
+                return Err(ChunkError::Failed(index, reason));
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// Per-thread scratch space, reused so a file costs no path or buffer allocation of its own.
+struct Reader<'a> {
+    root: &'a Path,
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(root: &'a Path) -> Reader<'a> {
+        Reader {
+            root,
+            path: PathBuf::new(),
+            bytes: Vec::new(),
+        }
+    }
+
+    fn read(&mut self, rel: &str, kind: EntryKind) -> Result<Value, Reason> {
+        let file = self.open(rel, kind)?;
+        read_whole(&file, &mut self.bytes)?;
+        parse_json(&self.bytes)
+    }
+
+    /// Every type check happens before `open`, because opening a FIFO for reading blocks until
+    /// a writer appears.
+    fn open(&mut self, rel: &str, kind: EntryKind) -> Result<File, Reason> {
+        self.set_path(rel);
+        match kind {
+            EntryKind::Other => Err(Reason::NotRegularFile),
+            // The walk reached this file through real directories only: it starts at the root's
+            // realpath and never enters a symlink. So `root/rel` is already the file's realpath
+            // and a per-file `realpath` would prove nothing more. `lstat` confirms the last
+            // component is still not a symlink. Someone who can swap a directory for a symlink
+            // between walk and open could do the same between a `realpath` check and open, so
+            // skipping it does not weaken the guarantee.
+            EntryKind::Regular => {
+                require_regular(fs::symlink_metadata(&self.path))?;
+                open_nonblocking(&self.path)
+            }
+            EntryKind::Symlink => {
+                let real = fs::canonicalize(&self.path).map_err(|_| Reason::FileUnreadable)?;
+                if !real.starts_with(self.root) {
+                    return Err(Reason::OutsideRoot);
+                }
+                require_regular(fs::metadata(&real))?;
+                open_nonblocking(&real)
+            }
+        }
+    }
+
+    fn set_path(&mut self, rel: &str) {
+        self.path.as_mut_os_string().clear();
+        self.path.push(self.root);
+        push_rel(&mut self.path, rel);
+    }
+}
+
+fn require_regular(meta: io::Result<Metadata>) -> Result<(), Reason> {
+    match meta {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(Reason::NotRegularFile),
+        Err(_) => Err(Reason::FileUnreadable),
+    }
+}
+
+/// Non-blocking where the flag is known, in case the path became a FIFO after it was checked.
+fn open_nonblocking(path: &Path) -> Result<File, Reason> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(O_NONBLOCK);
+    }
+    options.open(path).map_err(|_| Reason::FileUnreadable)
+}
+
+/// Size and modification time, as seen through the open handle.
+#[derive(PartialEq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    fn of(file: &File) -> Result<Stamp, Reason> {
+        let meta = file.metadata().map_err(|_| Reason::FileUnreadable)?;
+        if !meta.is_file() {
+            return Err(Reason::NotRegularFile);
+        }
+        Ok(Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
+/// Reads the whole file into `bytes`, refusing it if it is too large or was written to while
+/// being read. One byte past the budget is requested so that growth during the read shows.
+fn read_whole(file: &File, bytes: &mut Vec<u8>) -> Result<(), Reason> {
+    let before = Stamp::of(file)?;
+    if before.len > RECORD_MAX_BYTES {
+        return Err(Reason::FileTooLarge);
+    }
+    bytes.clear();
+    file.take(RECORD_MAX_BYTES + 1)
+        .read_to_end(bytes)
+        .map_err(|_| Reason::FileUnreadable)?;
+    let after = Stamp::of(file)?;
+    if after != before || bytes.len() as u64 != before.len {
+        return Err(Reason::FileChangedWhileReading);
+    }
+    Ok(())
+}
+
+/// Parser messages are dropped on purpose: they can quote file content.
+fn parse_json(bytes: &[u8]) -> Result<Value, Reason> {
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    let text = std::str::from_utf8(bytes).map_err(|_| Reason::InvalidUtf8)?;
+    serde_json::from_str(text).map_err(|_| Reason::InvalidJson)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::mpsc;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    const CONFIG_PATH: &str = "providers[0].authority.rootDir";
+
+    /// A unique directory under the system temp dir, removed on drop.
+    struct Fixture {
+        root: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            static COUNTER: AtomicU64 = AtomicU64::new(0);
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let name = format!(
+                "cg-file-source-{}-{}-{nanos}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            );
+            let root = std::env::temp_dir().join(name);
+            fs::create_dir(&root).unwrap();
+            Fixture { root }
+        }
+
+        /// A provider root with its manifest.
+        fn provider() -> Fixture {
+            let fixture = Fixture::new();
+            fixture.write(MANIFEST, r#"{"id":"demo"}"#);
+            fixture
+        }
+
+        fn path(&self, rel: &str) -> PathBuf {
+            join_rel(&self.root, rel)
+        }
+
+        fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Fixture {
+            let path = self.path(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, contents).unwrap();
+            self
+        }
+
+        fn mkdir(&self, rel: &str) -> &Fixture {
+            fs::create_dir_all(self.path(rel)).unwrap();
+            self
+        }
+
+        #[cfg(unix)]
+        fn symlink(&self, target: &Path, rel: &str) -> &Fixture {
+            let path = self.path(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(target, path).unwrap();
+            self
+        }
+
+        #[cfg(unix)]
+        fn fifo(&self, rel: &str) -> &Fixture {
+            let path = self.path(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let status = std::process::Command::new("mkfifo")
+                .arg(&path)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            self
+        }
+
+        fn read(&self, layout: Layout) -> Result<RawProviderFiles, GraphError> {
+            read_provider_dir(&self.root, layout, "demo", CONFIG_PATH)
+        }
+
+        fn files(&self, layout: Layout) -> Vec<String> {
+            let files = self.read(layout).unwrap();
+            files.definitions.into_iter().map(|d| d.file).collect()
+        }
+
+        /// The error, checked to carry no absolute path.
+        fn error(&self, layout: Layout) -> GraphError {
+            let error = self.read(layout).expect_err("expected a failure");
+            assert_no_absolute_path(&error, &self.root);
+            error
+        }
+
+        /// `(file, reason)` of a definition error.
+        fn failure(&self, layout: Layout) -> (String, String) {
+            let error = self.error(layout);
+            assert_eq!(error.code(), Code::DefinitionInvalid);
+            assert_eq!(error.phase(), Phase::Load);
+            let details = error.details().unwrap();
+            let keys: Vec<&str> = details.keys().map(String::as_str).collect();
+            assert_eq!(&keys[..3], ["providerId", "file", "reason"]);
+            assert_eq!(details["providerId"], "demo");
+            let text = |key: &str| details[key].as_str().unwrap().to_owned();
+            (text("file"), text("reason"))
+        }
+    }
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.root);
+        }
+    }
+
+    fn assert_no_absolute_path(error: &GraphError, root: &Path) {
+        let json = error.to_json();
+        let mut forbidden = vec![
+            root.to_string_lossy().into_owned(),
+            std::env::temp_dir().to_string_lossy().into_owned(),
+        ];
+        if let Ok(real) = fs::canonicalize(root) {
+            forbidden.push(real.to_string_lossy().into_owned());
+        }
+        for path in forbidden {
+            assert!(!json.contains(&path), "{json} contains {path}");
+        }
+    }
+
+    fn expect(file: &str, reason: &str) -> (String, String) {
+        (file.to_owned(), reason.to_owned())
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    // Happy paths -------------------------------------------------------------------------------
+
+    #[test]
+    fn legacy_reads_suffixed_files_anywhere_but_in_skipped_dirs() {
+        let f = Fixture::provider();
+        f.write("a.capability.json", r#"{"n":1}"#)
+            .write("nested/deep/b.capability.json", r#"{"n":2}"#)
+            .write("coverage-guide/c.capability.json", r#"{"n":3}"#)
+            .write("capabilities/d.json", "not a legacy definition")
+            .write("notes.json", "ignored")
+            .write("README.md", "ignored");
+        for skipped in SKIPPED_DIRS {
+            f.write(&format!("{skipped}/x.capability.json"), "{")
+                .write(&format!("sub/{skipped}/provider.json"), "{}")
+                .write(&format!("{skipped}/pkg/capability.json"), "{}");
+        }
+        let files = f.read(Layout::Legacy).unwrap();
+        assert_eq!(files.provider, json!({"id": "demo"}));
+        let got: Vec<(&str, &Value)> = files
+            .definitions
+            .iter()
+            .map(|d| (d.file.as_str(), &d.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a.capability.json", &json!({"n": 1})),
+                ("coverage-guide/c.capability.json", &json!({"n": 3})),
+                ("nested/deep/b.capability.json", &json!({"n": 2})),
+            ]
+        );
+    }
+
+    #[test]
+    fn directory_reads_json_under_capabilities_only() {
+        let f = Fixture::provider();
+        f.write("capabilities/a.json", r#"{"n":1}"#)
+            .write("capabilities/group/deep/b.json", r#"{"n":2}"#)
+            .write("capabilities/capability.json", r#"{"n":3}"#)
+            .write("capabilities/coverage-guide/c.json", r#"{"n":4}"#)
+            .write("capabilities/x.capability.json", r#"{"n":5}"#)
+            .write("capabilities/coverage/skipped.json", "{")
+            .write("capabilities/node_modules/pkg/skipped.json", "{")
+            .write("capabilities/notes.md", "ignored")
+            .write("other/ignored.json", "{")
+            .write("knowledge/provider.json", "{")
+            .write("knowledge/guide/provider.json", "{")
+            .write("node_modules/pkg/provider.json", "{}")
+            .write("node_modules/pkg/x.capability.json", "{}");
+        let files = f.read(Layout::Directory).unwrap();
+        assert_eq!(files.provider, json!({"id": "demo"}));
+        let got: Vec<(&str, &Value)> = files
+            .definitions
+            .iter()
+            .map(|d| (d.file.as_str(), &d.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("capabilities/a.json", &json!({"n": 1})),
+                ("capabilities/capability.json", &json!({"n": 3})),
+                ("capabilities/coverage-guide/c.json", &json!({"n": 4})),
+                ("capabilities/group/deep/b.json", &json!({"n": 2})),
+                ("capabilities/x.capability.json", &json!({"n": 5})),
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_providers_are_valid() {
+        let legacy = Fixture::provider();
+        assert_eq!(legacy.read(Layout::Legacy).unwrap().definitions, []);
+        let directory = Fixture::provider();
+        directory.mkdir("capabilities");
+        assert_eq!(directory.read(Layout::Directory).unwrap().definitions, []);
+    }
+
+    #[test]
+    fn definitions_are_sorted_by_byte_order() {
+        let f = Fixture::provider();
+        let names = [
+            "a/x.capability.json",
+            "a.capability.json",
+            "Z.capability.json",
+            "a.b.capability.json",
+            "a-b/x.capability.json",
+            "é.capability.json",
+        ];
+        for name in names {
+            f.write(name, "{}");
+        }
+        let expected = [
+            "Z.capability.json",
+            "a-b/x.capability.json",
+            "a.b.capability.json",
+            "a.capability.json",
+            "a/x.capability.json",
+            "é.capability.json",
+        ];
+        assert_eq!(f.files(Layout::Legacy), strings(&expected));
+    }
+
+    #[test]
+    fn many_files_are_read_in_order() {
+        let f = Fixture::provider();
+        for i in 0..700 {
+            f.write(
+                &format!("capabilities/g{}/{i:04}.json", i % 7),
+                format!("{i}"),
+            );
+        }
+        let files = f.read(Layout::Directory).unwrap();
+        assert_eq!(files.definitions.len(), 700);
+        assert!(files.definitions.windows(2).all(|w| w[0].file < w[1].file));
+        for d in &files.definitions {
+            let stem = d.file.rsplit('/').next().unwrap().trim_end_matches(".json");
+            assert_eq!(d.value, json!(stem.parse::<u64>().unwrap()));
+        }
+    }
+
+    #[test]
+    fn the_first_failing_file_in_sorted_order_is_reported() {
+        let f = Fixture::provider();
+        for i in 0..400 {
+            f.write(&format!("{i:04}.capability.json"), "{}");
+        }
+        f.write("0350.capability.json", "{")
+            .write("0120.capability.json", "\u{0}")
+            .write("0121.capability.json", "[");
+        for _ in 0..5 {
+            assert_eq!(
+                f.failure(Layout::Legacy),
+                expect("0120.capability.json", "invalid_json")
+            );
+        }
+        f.write("0120.capability.json", "{}")
+            .write("0121.capability.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("0350.capability.json", "invalid_json")
+        );
+    }
+
+    // Root -------------------------------------------------------------------------------------
+
+    fn assert_root_error(error: &GraphError) {
+        assert_eq!(error.code(), Code::ConfigInvalid);
+        assert_eq!(error.phase(), Phase::Load);
+        assert_eq!(
+            error.to_json(),
+            r#"{"code":"CG_CONFIG_INVALID","phase":"load","message":"Configuration is invalid","nextAction":"check_config","details":{"path":"providers[0].authority.rootDir","expected":"readable directory"}}"#
+        );
+    }
+
+    #[test]
+    fn missing_root_is_a_config_error() {
+        let f = Fixture::new();
+        let missing = f.path("missing");
+        for layout in [Layout::Legacy, Layout::Directory] {
+            let error = read_provider_dir(&missing, layout, "demo", CONFIG_PATH).unwrap_err();
+            assert_root_error(&error);
+            assert_no_absolute_path(&error, &f.root);
+        }
+    }
+
+    #[test]
+    fn root_that_is_a_file_is_a_config_error() {
+        let f = Fixture::new();
+        f.write("file", "{}");
+        let error =
+            read_provider_dir(&f.path("file"), Layout::Legacy, "demo", CONFIG_PATH).unwrap_err();
+        assert_root_error(&error);
+        assert_no_absolute_path(&error, &f.root);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn root_behind_a_symlink_is_resolved_once() {
+        let f = Fixture::provider();
+        f.write("a.capability.json", "{}")
+            .symlink(Path::new("a.capability.json"), "b.capability.json");
+        let link = Fixture::new();
+        link.symlink(&f.root, "root");
+        let files = read_provider_dir(&link.path("root"), Layout::Legacy, "demo", CONFIG_PATH);
+        let files: Vec<String> = files
+            .unwrap()
+            .definitions
+            .into_iter()
+            .map(|d| d.file)
+            .collect();
+        assert_eq!(files, strings(&["a.capability.json", "b.capability.json"]));
+    }
+
+    // Manifest ----------------------------------------------------------------------------------
+
+    #[test]
+    fn missing_manifest_is_required() {
+        let f = Fixture::new();
+        f.mkdir("capabilities");
+        for layout in [Layout::Legacy, Layout::Directory] {
+            assert_eq!(
+                f.failure(layout),
+                expect("provider.json", "provider_manifest_required")
+            );
+        }
+    }
+
+    #[test]
+    fn manifest_that_is_not_a_file_is_unreadable() {
+        let f = Fixture::new();
+        f.mkdir("provider.json");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("provider.json", "file_unreadable")
+        );
+    }
+
+    #[test]
+    fn manifest_content_errors_name_the_manifest() {
+        let f = Fixture::new();
+        f.write("provider.json", "{");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("provider.json", "invalid_json")
+        );
+        f.write("provider.json", b"\xEF\xBB\xBF{\"bom\":true}");
+        assert_eq!(
+            f.read(Layout::Legacy).unwrap().provider,
+            json!({"bom": true})
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unreadable_manifest_and_directory_are_reported() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = Fixture::provider();
+        f.write("locked/a.capability.json", "{}");
+        let locked = f.path("locked");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        // Root ignores permission bits, so there is nothing to observe there.
+        let observable = fs::read_dir(&locked).is_err();
+        let result = observable.then(|| f.failure(Layout::Legacy));
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+        if let Some(failure) = result {
+            assert_eq!(failure, expect("locked", "directory_unreadable"));
+            let manifest = f.path(MANIFEST);
+            fs::set_permissions(&manifest, fs::Permissions::from_mode(0o000)).unwrap();
+            let failure = f.failure(Layout::Legacy);
+            fs::set_permissions(&manifest, fs::Permissions::from_mode(0o644)).unwrap();
+            assert_eq!(failure, expect("provider.json", "file_unreadable"));
+        }
+    }
+
+    // Layout violations ---------------------------------------------------------------------------
+
+    #[test]
+    fn nested_manifest_is_refused_outside_knowledge() {
+        let f = Fixture::provider();
+        f.mkdir("capabilities")
+            .write("knowledge/provider.json", "{}")
+            .write("knowledge/deep/provider.json", "{}")
+            .write("sub/provider.json", "{}");
+        for layout in [Layout::Legacy, Layout::Directory] {
+            assert_eq!(
+                f.failure(layout),
+                expect("sub/provider.json", "nested_provider_manifest")
+            );
+        }
+        let f = Fixture::provider();
+        f.write("capabilities/provider.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("capabilities/provider.json", "nested_provider_manifest")
+        );
+    }
+
+    #[test]
+    fn knowledge_may_hold_provider_manifests() {
+        let f = Fixture::provider();
+        f.write("capabilities/a.json", "{}")
+            .write("knowledge/provider.json", "{}")
+            .write("knowledge/x/provider.json", "{}");
+        assert_eq!(f.files(Layout::Legacy), Vec::<String>::new());
+        assert_eq!(
+            f.files(Layout::Directory),
+            strings(&["capabilities/a.json"])
+        );
+    }
+
+    #[test]
+    fn bare_capability_json_is_refused() {
+        let f = Fixture::provider();
+        f.write("sub/capability.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect(
+                "sub/capability.json",
+                "use_directory_layout_or_capability_suffix"
+            )
+        );
+        let f = Fixture::provider();
+        f.write("capability.json", "{}").mkdir("capabilities");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect(
+                "capability.json",
+                "use_directory_layout_or_capability_suffix"
+            )
+        );
+        let f = Fixture::provider();
+        f.write("capabilities/capability.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect(
+                "capabilities/capability.json",
+                "use_directory_layout_or_capability_suffix"
+            )
+        );
+    }
+
+    #[test]
+    fn suffixed_files_outside_capabilities_mix_layouts() {
+        let f = Fixture::provider();
+        f.write("capabilities/a.json", "{}")
+            .write("old/b.capability.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("old/b.capability.json", "mixed_definition_layout")
+        );
+    }
+
+    #[test]
+    fn directory_layout_requires_a_real_capabilities_dir() {
+        let f = Fixture::provider();
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("capabilities", "definition_directory_required")
+        );
+        f.write("capabilities", "{}");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("capabilities", "definition_directory_required")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn capabilities_dir_behind_a_symlink_is_refused() {
+        let f = Fixture::provider();
+        f.write("real/a.json", "{}")
+            .symlink(Path::new("real"), "capabilities");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("capabilities", "definition_directory_required")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_inside_capabilities_are_refused() {
+        let f = Fixture::provider();
+        f.write("capabilities/a.json", "{}")
+            .write("shared/b.json", "{}")
+            .symlink(&f.path("shared/b.json"), "capabilities/group/b.json");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect(
+                "capabilities/group/b.json",
+                "definition_symlink_unsupported"
+            )
+        );
+        let f = Fixture::provider();
+        f.mkdir("capabilities/a")
+            .symlink(Path::new("a"), "capabilities/linked-dir");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("capabilities/linked-dir", "definition_symlink_unsupported")
+        );
+    }
+
+    #[test]
+    fn case_collisions_report_the_later_path() {
+        let f = Fixture::provider();
+        f.write("Foo.capability.json", "{}")
+            .write("bar.capability.json", "{}")
+            .write("foo.capability.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("foo.capability.json", "definition_case_collision")
+        );
+        let f = Fixture::provider();
+        f.write("capabilities/A/x.json", "{}")
+            .write("capabilities/a/x.json", "{}")
+            .write("capabilities/a/y.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Directory),
+            expect("capabilities/a/x.json", "definition_case_collision")
+        );
+    }
+
+    #[test]
+    fn the_smallest_offending_path_is_reported() {
+        let f = Fixture::provider();
+        for dir in ["m", "c", "x", "b/z"] {
+            f.write(&format!("{dir}/provider.json"), "{}");
+        }
+        f.write("d/capability.json", "{}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("b/z/provider.json", "nested_provider_manifest")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn undecodable_names_are_refused_where_they_matter() {
+        use std::os::unix::ffi::OsStrExt;
+        let f = Fixture::provider();
+        let name = OsStr::from_bytes(b"bad\xFF.capability.json");
+        fs::write(f.root.join(name), "{}").unwrap();
+        let (file, reason) = f.failure(Layout::Legacy);
+        assert_eq!(reason, "invalid_file_name");
+        assert_eq!(file, "bad\u{FFFD}.capability.json");
+
+        let f = Fixture::provider();
+        fs::write(f.root.join(OsStr::from_bytes(b"bad\xFF.md")), "").unwrap();
+        assert_eq!(f.files(Layout::Legacy), Vec::<String>::new());
+    }
+
+    // Reading -----------------------------------------------------------------------------------
+
+    #[cfg(unix)]
+    #[test]
+    fn legacy_symlinks_must_stay_inside_the_root() {
+        let outside = Fixture::new();
+        outside.write("secret.capability.json", r#"{"secret":true}"#);
+        let f = Fixture::provider();
+        f.write("shared/real.json", r#"{"linked":true}"#)
+            .symlink(Path::new("shared/real.json"), "in.capability.json");
+        let files = f.read(Layout::Legacy).unwrap();
+        assert_eq!(files.definitions[0].file, "in.capability.json");
+        assert_eq!(files.definitions[0].value, json!({"linked": true}));
+
+        f.symlink(
+            &outside.path("secret.capability.json"),
+            "out.capability.json",
+        );
+        let error = f.error(Layout::Legacy);
+        assert_no_absolute_path(&error, &outside.root);
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("out.capability.json", "outside_root")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn legacy_symlinks_to_directories_are_not_followed() {
+        let outside = Fixture::new();
+        outside.write("y.capability.json", "{}");
+        let f = Fixture::provider();
+        f.symlink(&outside.root, "linked");
+        assert_eq!(f.files(Layout::Legacy), Vec::<String>::new());
+
+        f.mkdir("dir")
+            .symlink(Path::new("dir"), "d.capability.json");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("d.capability.json", "not_regular_file")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn dangling_symlinks_are_unreadable() {
+        let f = Fixture::provider();
+        f.symlink(Path::new("nowhere.json"), "a.capability.json");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("a.capability.json", "file_unreadable")
+        );
+    }
+
+    #[test]
+    fn content_must_be_utf8_json_with_an_optional_bom() {
+        let f = Fixture::provider();
+        f.write("a.capability.json", b"\xEF\xBB\xBF{\"bom\":1}");
+        assert_eq!(
+            f.read(Layout::Legacy).unwrap().definitions[0].value,
+            json!({"bom": 1})
+        );
+        f.write("a.capability.json", b"{\"x\":\"\xFF\xFE\"}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("a.capability.json", "invalid_utf8")
+        );
+        f.write("a.capability.json", "{\"x\": secret-content}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("a.capability.json", "invalid_json")
+        );
+        let error = f.error(Layout::Legacy);
+        assert!(!error.to_json().contains("secret"));
+        f.write("a.capability.json", b"\xEF\xBB\xBF\xEF\xBB\xBF{}");
+        assert_eq!(
+            f.failure(Layout::Legacy),
+            expect("a.capability.json", "invalid_json")
+        );
+    }
+
+    #[test]
+    fn files_over_the_budget_are_refused() {
+        let f = Fixture::provider();
+        let mut exact = vec![b' '; RECORD_MAX_BYTES as usize];
+        exact[0] = b'1';
+        f.write("capabilities/a.json", &exact);
+        assert_eq!(
+            f.read(Layout::Directory).unwrap().definitions[0].value,
+            json!(1)
+        );
+        exact.push(b' ');
+        f.write("capabilities/a.json", &exact);
+        let error = f.error(Layout::Directory);
+        assert_eq!(
+            error.to_json(),
+            r#"{"code":"CG_DEFINITION_INVALID","phase":"load","message":"Provider definition is invalid","nextAction":"fix_input","details":{"providerId":"demo","file":"capabilities/a.json","reason":"file_too_large","maxBytes":262144}}"#
+        );
+    }
+
+    /// Runs `read` on another thread so that a blocking open fails the test instead of hanging.
+    #[cfg(unix)]
+    fn failure_within_deadline(f: &Fixture, layout: Layout) -> GraphError {
+        let root = f.root.clone();
+        let (sender, receiver) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = sender.send(read_provider_dir(&root, layout, "demo", CONFIG_PATH));
+        });
+        let result = receiver
+            .recv_timeout(Duration::from_secs(10))
+            .expect("reading blocked on a FIFO");
+        let error = result.expect_err("expected a failure");
+        assert_no_absolute_path(&error, &f.root);
+        error
+    }
+
+    #[cfg(unix)]
+    fn file_and_reason(error: &GraphError) -> (String, String) {
+        let details = error.details().unwrap();
+        let text = |key: &str| details[key].as_str().unwrap().to_owned();
+        (text("file"), text("reason"))
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_fail_without_blocking() {
+        let f = Fixture::provider();
+        f.write("a.capability.json", "{}").fifo("x.capability.json");
+        let error = failure_within_deadline(&f, Layout::Legacy);
+        assert_eq!(
+            file_and_reason(&error),
+            expect("x.capability.json", "not_regular_file")
+        );
+
+        let f = Fixture::provider();
+        f.fifo("capabilities/x.json");
+        let error = failure_within_deadline(&f, Layout::Directory);
+        assert_eq!(
+            file_and_reason(&error),
+            expect("capabilities/x.json", "not_regular_file")
+        );
+
+        let f = Fixture::new();
+        f.fifo("provider.json");
+        let error = failure_within_deadline(&f, Layout::Legacy);
+        assert_eq!(
+            file_and_reason(&error),
+            expect("provider.json", "file_unreadable")
+        );
+
+        let f = Fixture::provider();
+        f.fifo("pipe")
+            .symlink(Path::new("pipe"), "p.capability.json");
+        let error = failure_within_deadline(&f, Layout::Legacy);
+        assert_eq!(
+            file_and_reason(&error),
+            expect("p.capability.json", "not_regular_file")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn regular_entry_replaced_by_a_fifo_is_refused_without_blocking() {
+        let f = Fixture::provider();
+        f.fifo("x.capability.json");
+        let (sender, receiver) = mpsc::channel();
+        let root = f.root.clone();
+        thread::spawn(move || {
+            let _ = sender.send(Reader::new(&root).read("x.capability.json", EntryKind::Regular));
+        });
+        let result = receiver.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(result, Err(Reason::NotRegularFile));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn opening_a_fifo_does_not_wait_for_a_writer() {
+        let f = Fixture::new();
+        f.fifo("pipe");
+        let (sender, receiver) = mpsc::channel();
+        let path = f.path("pipe");
+        thread::spawn(move || {
+            let outcome =
+                open_nonblocking(&path).and_then(|file| read_whole(&file, &mut Vec::new()));
+            let _ = sender.send(outcome);
+        });
+        let outcome = receiver.recv_timeout(Duration::from_secs(10));
+        if O_NONBLOCK != 0 {
+            assert_eq!(outcome.unwrap(), Err(Reason::NotRegularFile));
+        }
+    }
+
+    /// procfs reports a size of 0 for files that do have content: the same mismatch a file
+    /// written to during the read produces.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn size_mismatch_while_reading_is_detected() {
+        let file = File::open("/proc/self/stat").unwrap();
+        let mut bytes = Vec::new();
+        assert_eq!(
+            read_whole(&file, &mut bytes),
+            Err(Reason::FileChangedWhileReading)
+        );
+    }
+
+    #[test]
+    fn case_folding_borrows_lowercase_ascii() {
+        assert!(matches!(fold_case("a/b.json"), Cow::Borrowed(_)));
+        assert_eq!(fold_case("A/É.json"), "a/é.json");
+    }
+}

@@ -1,0 +1,87 @@
+//! Current and previous snapshot per provider. Publication swaps in a new immutable state, so a
+//! query that pinned the old one keeps reading it, and nothing half-built is ever visible.
+
+use crate::error::{Code, GraphError, Result};
+use crate::snapshot::ProviderSnapshot;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+#[derive(Clone, Debug)]
+pub struct ProviderSlots {
+    pub current: Arc<ProviderSnapshot>,
+    pub previous: Option<Arc<ProviderSnapshot>>,
+    /// The provider's latest reload failed; `current` is the last good snapshot.
+    pub refresh_failed: bool,
+}
+
+/// Everything a query needs, pinned at its start. Keys are provider IDs in code-unit order.
+#[derive(Debug, Default)]
+pub struct StoreState {
+    pub providers: BTreeMap<String, ProviderSlots>,
+}
+
+#[derive(Debug, Default)]
+pub struct Store {
+    /// `None` once closed.
+    state: RwLock<Option<Arc<StoreState>>>,
+    /// Reloads are serial.
+    reload: Mutex<()>,
+}
+
+fn closed() -> GraphError {
+    GraphError::new(Code::GraphClosed)
+}
+
+impl Store {
+    pub fn new(initial: StoreState) -> Store {
+        Store {
+            state: RwLock::new(Some(Arc::new(initial))),
+            reload: Mutex::new(()),
+        }
+    }
+
+    /// The state a query reads from for its whole run.
+    pub fn pin(&self) -> Result<Arc<StoreState>> {
+        self.state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(closed)
+    }
+
+    /// Holds the reload lock for the duration of `f`.
+    pub fn serialized<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _guard = self.reload.lock().unwrap_or_else(|e| e.into_inner());
+        f()
+    }
+
+    /// Replaces one provider's slots (under the reload lock). Fails only after `close()`.
+    pub fn update(
+        &self,
+        provider_id: &str,
+        f: impl FnOnce(&ProviderSlots) -> ProviderSlots,
+    ) -> Result<()> {
+        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let state = guard.as_ref().ok_or_else(closed)?;
+        let Some(slots) = state.providers.get(provider_id) else {
+            return Err(GraphError::new(Code::ProviderNotFound));
+        };
+        let mut providers = state.providers.clone();
+        providers.insert(provider_id.to_owned(), f(slots));
+        *guard = Some(Arc::new(StoreState { providers }));
+        Ok(())
+    }
+
+    /// Drops the store's references; queries still running keep their pins until they finish,
+    /// and a reload still running finds the store closed when it tries to publish.
+    pub fn close(&self) {
+        self.state.write().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+}
