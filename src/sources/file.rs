@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::SystemTime;
 
-/// The largest definition or manifest file that is read at all.
-pub const RECORD_MAX_BYTES: u64 = 262_144;
+/// The largest definition or manifest file that is read at all: the record limit of the
+/// definitions it holds.
+const RECORD_MAX_BYTES: u64 = crate::definitions::fields::RECORD_MAX_BYTES as u64;
 
 /// How a provider lays out its definitions under its root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

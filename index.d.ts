@@ -1,0 +1,334 @@
+// Public types of @devcodex/capability-graph (hand-written; `__test__/types` checks them
+// against the runtime with `tsc --noEmit`).
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Every error code (SPEC §3.2). `ErrorCode.X === 'X'`. */
+export type ErrorCode =
+  | 'CG_CONFIG_INVALID'
+  | 'CG_DEFINITION_INVALID'
+  | 'CG_RELATION_INVALID'
+  | 'CG_RELATION_CYCLE'
+  | 'CG_CONTEXT_INVALID'
+  | 'CG_INPUT_INVALID'
+  | 'CG_ACCESS_DENIED'
+  | 'CG_SCOPE_DENIED'
+  | 'CG_PROVIDER_NOT_FOUND'
+  | 'CG_CAPABILITY_NOT_FOUND'
+  | 'CG_REVISION_MISMATCH'
+  | 'CG_CATALOG_TOO_LARGE'
+  | 'CG_RESULT_TOO_LARGE'
+  | 'CG_INPUT_TOO_LARGE'
+  | 'CG_BUDGET_EXCEEDED'
+  | 'CG_GRAPH_CLOSED'
+  | 'CG_RELOAD_FAILED'
+  | 'CG_DOCUMENT_ROOT_REQUIRED'
+  | 'CG_DOCUMENT_NOT_FOUND'
+  | 'CG_DOCUMENT_ACCESS_DENIED'
+  | 'CG_DOCUMENT_REFERENCE_ONLY'
+  | 'CG_DOCUMENT_TOO_LARGE'
+  | 'CG_DOCUMENT_UNREADABLE'
+  | 'CG_MODEL_NOT_CONFIGURED'
+  | 'CG_MODEL_UNAVAILABLE'
+  | 'CG_MODEL_EXECUTOR_UNSAFE'
+  | 'CG_MODEL_CONTEXT_EXCEEDED'
+  | 'CG_MODEL_OUTPUT_INVALID'
+  | 'CG_MODEL_INVALID_SELECTION'
+  | 'CG_MODEL_OUTPUT_TOO_LARGE'
+  | 'CG_MODEL_REFUSED'
+  | 'CG_MODEL_TIMEOUT'
+  | 'CG_MODEL_CANCELLED'
+  | 'CG_RETRIEVER_UNCONFIGURED'
+  | 'CG_RETRIEVER_UNAVAILABLE'
+  | 'CG_INDEX_STALE'
+  | 'CG_RUNTIME_DISABLED'
+  | 'CG_RUNTIME_CONTEXT_REQUIRED'
+  | 'CG_RUNTIME_UNAVAILABLE'
+  | 'CG_ADAPTER_CONTRACT_INVALID'
+  | 'CG_PARTIAL_ITEM'
+  | 'CG_KNOWLEDGE_NOT_ASSOCIATED'
+  | 'CG_INTERNAL';
+
+/** Where an error arose. `Phase.query === 'query'`. */
+export type Phase = 'config' | 'load' | 'query' | 'match' | 'document' | 'lifecycle';
+
+/** What the caller should do next. `NextAction.fix_input === 'fix_input'`. */
+export type NextAction = 'fix_input' | 'check_config' | 'refresh' | 'narrow_scope' | 'retry' | 'contact_admin';
+
+export declare const ErrorCode: Readonly<{ [K in ErrorCode]: K }>;
+export declare const Phase: Readonly<{ [K in Phase]: K }>;
+export declare const NextAction: Readonly<{ [K in NextAction]: K }>;
+
+/** Small, safe facts about an error: config paths, field names, limits, counts. */
+export type ErrorDetails = Record<string, unknown>;
+
+/** `GraphError.toJSON()`: keys in this order, absent ones omitted. */
+export interface GraphErrorJSON {
+  code: ErrorCode;
+  phase: Phase;
+  message: string;
+  nextAction?: NextAction;
+  details?: ErrorDetails;
+}
+
+export interface GraphErrorInit {
+  code: ErrorCode;
+  /** Defaults to the code's catalog phase. */
+  phase?: Phase;
+  /** Defaults to the code's catalog action. */
+  nextAction?: NextAction;
+  /** Defaults to the code's catalog message. */
+  message?: string;
+  details?: ErrorDetails;
+}
+
+/**
+ * The one error class: every promise of the package rejects with it, and the few synchronous
+ * functions throw it. Branch on `code` and `phase`, never on `message`.
+ */
+export declare class GraphError extends Error {
+  constructor(init: GraphErrorInit);
+  readonly name: 'GraphError';
+  code: ErrorCode;
+  phase: Phase;
+  nextAction?: NextAction;
+  details?: ErrorDetails;
+  toJSON(): GraphErrorJSON;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Identities and definitions
+
+/** `{ providerId, capabilityId }`, the canonical identity of a capability. */
+export interface CapabilityId {
+  providerId: string;
+  capabilityId: string;
+}
+
+/** A capability reference: `'provider::capability'` or `{ providerId, capabilityId }`. */
+export type CapabilityRef = string | CapabilityId;
+
+/** On a provider-bound graph: also the local ID or `{ capabilityId }`. */
+export type BoundCapabilityRef = string | { providerId?: string; capabilityId: string };
+
+export type Locator =
+  | { type: 'relative-file'; path: string; root?: string }
+  | { type: 'http'; url: string };
+
+export interface KnowledgeDocumentRef {
+  kind: 'document';
+  knowledgeId: string;
+  locator: Locator;
+  role: string;
+  locale?: string;
+  title?: string;
+  summary?: string;
+  canonicalUrl?: string;
+}
+
+export interface KnowledgeCollectionRef {
+  kind: 'collection';
+  knowledgeId: string;
+  members: KnowledgeDocumentRef[];
+  title?: string;
+  summary?: string;
+}
+
+export type KnowledgeRef = KnowledgeDocumentRef | KnowledgeCollectionRef;
+
+export interface CapabilityDefinition {
+  capabilityId: string;
+  name: string;
+  description: string;
+  whenToUse: string;
+  distinction?: string;
+  examples?: string[];
+  parents?: string[];
+  specializes?: string[];
+  related?: string[];
+  requires?: string[];
+  knowledge?: KnowledgeRef[];
+}
+
+export interface SpecificationDefinition {
+  specificationId: string;
+  version: string;
+  appliesTo?: { software?: string; versionRange?: string; conditions?: string };
+  documents: KnowledgeDocumentRef[];
+}
+
+/** `provider.json` fields plus the capabilities, for inline providers. */
+export interface InlineProviderDefinition {
+  providerId: string;
+  name: string;
+  version: string;
+  specification?: SpecificationDefinition;
+  capabilities: CapabilityDefinition[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+export type KnowledgeRootSpec =
+  | { kind: 'directory'; rootDir: string }
+  | { kind: 'package'; packageName: string; resolveFrom: string };
+
+export interface InlineProviderSource {
+  definition: InlineProviderDefinition;
+  /** Trusted root for the provider's relative-file documents. */
+  documentRoot?: string;
+  knowledgeRoots?: Record<string, KnowledgeRootSpec>;
+}
+
+export interface FileProviderSource {
+  providerId: string;
+  authority: { kind: 'file'; rootDir: string; definitionLayout?: 'legacy' | 'directory' };
+  knowledgeRoots?: Record<string, KnowledgeRootSpec>;
+}
+
+export interface DatabaseProviderSource {
+  providerId: string;
+  authority: { kind: 'database'; adapter: { id: string; openView(providerId: string): unknown } };
+  knowledgeRoots?: Record<string, KnowledgeRootSpec>;
+}
+
+export type ProviderSource = InlineProviderSource | FileProviderSource | DatabaseProviderSource;
+
+/** Overrides of single budget fields; groups and defaults are documented in the README. */
+export type BudgetOverrides = Partial<Record<
+  | 'catalog' | 'detail' | 'neighbors' | 'specification' | 'selection' | 'read'
+  | 'retrieveCapabilities' | 'queryKnowledge' | 'runtime' | 'resolve' | 'match' | 'export',
+  Record<string, number>
+>>;
+
+export interface OpenConfig {
+  providers: ProviderSource[];
+  /** Default: every configured provider. */
+  hostAllowedProviders?: string[];
+  /** Default: every configured provider. */
+  integrationEnabledProviders?: string[];
+  budgets?: BudgetOverrides;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+export type Completeness = 'complete' | 'truncated' | 'partial';
+export type ServedFrom = 'current' | 'previous' | 'mixed';
+
+export interface Warning {
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetails;
+}
+
+export interface ResultMeta {
+  completeness: Completeness;
+  warnings: Warning[];
+  /** The effective provider scope of the call, sorted. */
+  scope: string[];
+  servedFrom: ServedFrom;
+  compositeStaticRevision: string;
+  /** When exactly one provider is in scope. */
+  staticRevision?: string;
+  /** When several providers are in scope. */
+  staticRevisionByProvider?: Record<string, string>;
+  servedFromByProvider?: Record<string, 'current' | 'previous'>;
+  /** Present (true) when the latest reload of a provider in scope failed. */
+  refreshFailed?: true;
+}
+
+export interface StaticCapability {
+  id: CapabilityId;
+  qualifiedId: string;
+  name: string;
+  description: string;
+  whenToUse: string;
+  distinction?: string;
+  examples: string[];
+  parents: CapabilityId[];
+  specializes: CapabilityId[];
+  related: CapabilityId[];
+  requires: CapabilityId[];
+  knowledge: KnowledgeRef[];
+  staticRevision: string;
+}
+
+/** Revision pins: one provider, or one revision per provider the targets name. */
+export interface RevisionPins {
+  requiredStaticRevision?: string;
+  requiredStaticRevisionByProvider?: Record<string, string>;
+}
+
+export interface ResolveQuery extends RevisionPins {
+  /** 1–32 references (`budgets.resolve.maxIds`); duplicates collapse. */
+  ids: CapabilityRef[];
+  requestProviderScope?: string[];
+}
+
+export interface BoundResolveQuery extends RevisionPins {
+  ids: BoundCapabilityRef[];
+}
+
+export interface ResolveResult {
+  /** Requested capabilities (input order), then those they require (breadth-first). */
+  items: Array<StaticCapability & { reason: { requested: boolean; requiredBy: string[] } }>;
+  requested: string[];
+  added: string[];
+  requiresEdges: Array<{ from: string; to: string }>;
+  meta: ResultMeta;
+}
+
+export interface ReloadOptions {
+  /** Reload only this provider. */
+  providerId?: string;
+  /** New definitions for inline providers, keyed by their provider ID. */
+  definitions?: Record<string, InlineProviderDefinition>;
+}
+
+export interface ReloadProviderResult {
+  providerId: string;
+  ok: boolean;
+  staticRevision: string;
+  previousStaticRevision?: string;
+  servedFrom: 'current';
+  refreshFailed: boolean;
+  /** The underlying error when this provider's candidate failed. */
+  error?: GraphErrorJSON;
+}
+
+export interface ReloadResult {
+  ok: boolean;
+  providers: ReloadProviderResult[];
+  /** `CG_RELOAD_FAILED` when any provider failed; the previous snapshots stay in service. */
+  error?: GraphErrorJSON;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graphs
+
+export declare class CapabilityGraph {
+  private constructor();
+  /** Validates the config, loads every provider completely, and resolves the open graph. */
+  static open(config: OpenConfig): Promise<CapabilityGraph>;
+  /** A facade restricted to one configured provider (throws `CG_PROVIDER_NOT_FOUND`). */
+  forProvider(providerId: string): BoundProviderGraph;
+  /** Capabilities plus the closure of what they require. */
+  resolve(query: ResolveQuery): Promise<ResolveResult>;
+  /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
+  reload(options?: ReloadOptions): Promise<ReloadResult>;
+  /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
+  close(): Promise<void>;
+}
+
+export declare class BoundProviderGraph {
+  private constructor();
+  readonly providerId: string;
+  resolve(query: BoundResolveQuery): Promise<ResolveResult>;
+}
+
+/** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */
+export declare function parseQualifiedId(id: string): CapabilityId;
+/** `{ providerId, capabilityId }` → `'p::c'`; throws `CG_INPUT_INVALID`. */
+export declare function formatQualifiedId(id: CapabilityId): string;
