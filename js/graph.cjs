@@ -2,7 +2,7 @@
 // The public classes. Each verb prints its argument as JSON (the pure-JSON walk), calls the
 // engine once and parses one JSON answer; every failure rejects with a GraphError.
 
-const { native, unwrap } = require('./native.cjs');
+const { native, unwrap, call } = require('./native.cjs');
 const { GraphError } = require('./errors.cjs');
 const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
 
@@ -28,14 +28,18 @@ function atHostSlot(path) {
 
 function methodNames(value) {
   const names = new Set();
-  for (let o = value; o !== null && o !== Object.prototype && o !== Function.prototype; o = Object.getPrototypeOf(o)) {
-    for (const name of Object.getOwnPropertyNames(o)) {
-      try {
-        if (typeof value[name] === 'function' && name !== 'constructor') names.add(name);
-      } catch {
-        // A throwing getter is simply not a method.
+  try {
+    for (let o = value; o !== null && o !== Object.prototype && o !== Function.prototype; o = Object.getPrototypeOf(o)) {
+      for (const name of Object.getOwnPropertyNames(o)) {
+        try {
+          if (typeof value[name] === 'function' && name !== 'constructor') names.add(name);
+        } catch {
+          // A throwing getter is simply not a method.
+        }
       }
     }
+  } catch {
+    // An object whose prototype chain cannot be read offers no methods.
   }
   return [...names];
 }
@@ -78,25 +82,25 @@ class CapabilityGraph {
   /** Validates the config, loads every provider and resolves the open graph. */
   static async open(config) {
     const hosts = [];
-    const opened = await native.open(wireConfig(config, hosts));
+    const opened = await call(native.open, wireConfig(config, hosts));
     if (typeof opened === 'string') unwrap(opened);
     return new CapabilityGraph(CONSTRUCT, opened, hosts);
   }
 
   /** A facade bound to one provider: local capability IDs, no request scope. */
   forProvider(providerId) {
-    const id = unwrap(this.#native.checkBound(toWireJson(providerId)));
+    const id = unwrap(call(() => this.#native.checkBound(toWireJson(providerId))));
     return new BoundProviderGraph(CONSTRUCT, this, id);
   }
 
   /** Capabilities by ID plus the closure of what they require. */
   async resolve(query) {
-    return unwrap(this.#native.resolve(wire(query)));
+    return unwrap(call(() => this.#native.resolve(wire(query))));
   }
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
   async reload(options) {
-    return unwrap(await this.#native.reload(wire(options)));
+    return unwrap(await call(() => this.#native.reload(wire(options))));
   }
 
   /** Idempotent; never rejects. */
@@ -110,7 +114,7 @@ class CapabilityGraph {
 
   /** @internal */
   static bound(graph, method, query, providerId) {
-    return unwrap(graph.#native[method](wire(query), providerId));
+    return unwrap(call(() => graph.#native[method](wire(query), providerId)));
   }
 }
 
@@ -130,11 +134,11 @@ class BoundProviderGraph {
 }
 
 function parseQualifiedId(value) {
-  return unwrap(native.parseQualifiedId(toWireJson(value)));
+  return unwrap(call(native.parseQualifiedId, toWireJson(value)));
 }
 
 function formatQualifiedId(value) {
-  return unwrap(native.formatQualifiedId(toWireJson(value)));
+  return unwrap(call(native.formatQualifiedId, toWireJson(value)));
 }
 
 module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId };

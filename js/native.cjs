@@ -13,4 +13,18 @@ function unwrap(text) {
   return JSON.parse(text);
 }
 
-module.exports = { native, unwrap };
+/**
+ * Calls the engine. napi reports arguments it cannot convert by throwing an Error with a
+ * status `code` (CG_INPUT_INVALID); anything else thrown is a bug (CG_INTERNAL, no detail).
+ */
+function call(fn, ...args) {
+  try {
+    return fn(...args);
+  } catch (error) {
+    if (error instanceof GraphError) throw error;
+    const converting = error instanceof Error && typeof error.code === 'string';
+    throw new GraphError({ code: converting ? 'CG_INPUT_INVALID' : 'CG_INTERNAL' });
+  }
+}
+
+module.exports = { native, unwrap, call };

@@ -58,7 +58,7 @@ function toWireJson(value, hook) {
       for (let i = 0; i < v.length; i++) {
         const d = Object.getOwnPropertyDescriptor(v, i);
         path.push(i);
-        parts[i] = d === undefined ? marker('hole') : 'value' in d ? walk(d.value) : marker('accessor');
+        parts[i] = d === undefined ? marker('hole') : 'value' in d ? safeWalk(d.value) : marker('accessor');
         path.pop();
       }
       ancestors.delete(v);
@@ -76,14 +76,23 @@ function toWireJson(value, hook) {
       // A key whose value is undefined counts as absent (JS semantics); null never does.
       if ('value' in d && d.value === undefined) continue;
       path.push(key);
-      parts.push(`${JSON.stringify(key)}:${'value' in d ? walk(d.value) : marker('accessor')}`);
+      parts.push(`${JSON.stringify(key)}:${'value' in d ? safeWalk(d.value) : marker('accessor')}`);
       path.pop();
     }
     ancestors.delete(v);
     return `{${parts.join(',')}}`;
   }
 
-  return walk(value);
+  // Proxies can throw from any reflection trap; such a value is simply not plain JSON.
+  function safeWalk(v) {
+    try {
+      return walk(v);
+    } catch {
+      return marker('unreadable');
+    }
+  }
+
+  return safeWalk(value);
 }
 
 module.exports = { toWireJson, HOST_KEY };

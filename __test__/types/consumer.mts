@@ -1,0 +1,63 @@
+// Compiled with `tsc --noEmit` by types.test.mjs: the public types must accept real usage
+// and reject misuse (each @ts-expect-error line must be an error).
+import {
+  CapabilityGraph,
+  GraphError,
+  ErrorCode,
+  Phase,
+  NextAction,
+  parseQualifiedId,
+  formatQualifiedId,
+  type ResolveResult,
+  type ReloadResult,
+  type GraphErrorJSON,
+  type BoundProviderGraph,
+} from '@devcodex/capability-graph';
+
+async function main(): Promise<void> {
+  const graph: CapabilityGraph = await CapabilityGraph.open({
+    providers: [
+      { providerId: 'seed.http', authority: { kind: 'file', rootDir: '.', definitionLayout: 'directory' } },
+      { definition: { providerId: 'acme', name: 'Acme', version: '1', capabilities: [] }, documentRoot: '.' },
+    ],
+    hostAllowedProviders: ['seed.http', 'acme'],
+    budgets: { resolve: { maxNodes: 64 } },
+  });
+  const resolved: ResolveResult = await graph.resolve({ ids: ['seed.http::route', { providerId: 'acme', capabilityId: 'x' }] });
+  const first: string = resolved.items[0].reason.requiredBy[0];
+  const revision: string | undefined = resolved.meta.staticRevision;
+  const bound: BoundProviderGraph = graph.forProvider('seed.http');
+  await bound.resolve({ ids: ['route', { capabilityId: 'route.http' }], requiredStaticRevision: revision });
+  const report: ReloadResult = await graph.reload({ providerId: 'acme' });
+  if (!report.ok) {
+    const json: GraphErrorJSON | undefined = report.providers[0].error;
+    void json;
+  }
+  try {
+    await graph.resolve({ ids: [] });
+  } catch (e) {
+    if (e instanceof GraphError) {
+      const code: ErrorCode = e.code;
+      const phase: Phase = e.phase;
+      const action: NextAction | undefined = e.nextAction;
+      void [code, phase, action, e.toJSON().message];
+    }
+  }
+  const c: 'CG_GRAPH_CLOSED' = ErrorCode.CG_GRAPH_CLOSED;
+  const q: 'query' = Phase.query;
+  const n: 'retry' = NextAction.retry;
+  const id = parseQualifiedId('a::b');
+  const s: string = formatQualifiedId(id);
+  void [first, c, q, n, s];
+  new GraphError({ code: 'CG_MODEL_REFUSED', nextAction: 'fix_input' });
+  // @ts-expect-error unknown code
+  new GraphError({ code: 'CG_NOPE' });
+  // @ts-expect-error ids must be references
+  await graph.resolve({ ids: [42] });
+  // @ts-expect-error providers is required
+  await CapabilityGraph.open({});
+  // @ts-expect-error the constructor is private
+  new CapabilityGraph();
+  await graph.close();
+}
+void main;

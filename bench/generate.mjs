@@ -1,0 +1,184 @@
+// Writes a synthetic file provider (directory layout) with N capabilities, deterministically.
+// Generated trees are cached under os.tmpdir() by N and GENERATOR_VERSION: writing 100k files
+// takes longer than benchmarking them. Bump the version whenever the output changes.
+//
+//   node bench/generate.mjs 10000   → prints the provider directory
+
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const GENERATOR_VERSION = 1;
+export const PROVIDER_ID = 'bench.synthetic';
+
+// A group of ~40 capabilities and 25 groups per area give 1 area at 1k and 100 at 100k, so both
+// the folder tree and the ID prefixes look like a real catalog at every size.
+const GROUP_SIZE = 40;
+const GROUPS_PER_AREA = 25;
+
+/** Capability `i`'s ID; derivable without generating, so workers can pick random IDs. */
+export function capabilityId(i) {
+  const g = Math.floor(i / GROUP_SIZE);
+  return `area${Math.floor(g / GROUPS_PER_AREA)}.group${g}.cap${i}`;
+}
+
+/** mulberry32: tiny, seedable and good enough to pick words and edges. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  next.int = (n) => Math.floor(next() * n);
+  next.pick = (list) => list[next.int(list.length)];
+  return next;
+}
+
+const VERBS = ['validate', 'route', 'cache', 'render', 'schedule', 'migrate', 'index', 'export',
+  'import', 'authorize', 'audit', 'retry', 'throttle', 'serialize', 'parse', 'notify', 'archive',
+  'sign', 'encrypt', 'compress', 'paginate', 'aggregate', 'deduplicate', 'reconcile', 'publish'];
+const NOUNS = ['request', 'payload', 'session', 'invoice', 'report', 'webhook', 'queue', 'record',
+  'schema', 'template', 'endpoint', 'token', 'customer', 'order', 'ledger', 'event', 'metric',
+  'document', 'attachment', 'tenant', 'job', 'snapshot', 'config', 'permission', 'cursor'];
+const QUALIFIERS = ['incoming', 'stored', 'pending', 'signed', 'partial', 'nested', 'batched',
+  'versioned', 'external', 'internal', 'expired', 'encrypted', 'paged', 'cached', 'streamed'];
+const PLACES = ['at the request boundary', 'before it is persisted', 'inside a background job',
+  'when a tenant is provisioned', 'during nightly maintenance', 'behind the public API',
+  'in the admin console', 'after a deployment', 'for audit purposes', 'across service restarts'];
+
+function sentence(rnd, words) {
+  const parts = [];
+  for (let i = 0; i < words; i++) {
+    parts.push(i % 3 === 0 ? rnd.pick(VERBS) : i % 3 === 1 ? rnd.pick(QUALIFIERS) : rnd.pick(NOUNS));
+  }
+  return parts.join(' ');
+}
+
+function capability(i, n, rnd) {
+  const id = capabilityId(i);
+  const group = Math.floor(i / GROUP_SIZE);
+  const groupStart = group * GROUP_SIZE;
+  const areaStart = Math.floor(group / GROUPS_PER_AREA) * GROUPS_PER_AREA * GROUP_SIZE;
+  const verb = rnd.pick(VERBS);
+  const noun = rnd.pick(NOUNS);
+  const qualifier = rnd.pick(QUALIFIERS);
+
+  const record = {
+    capabilityId: id,
+    name: `${verb[0].toUpperCase()}${verb.slice(1)} ${qualifier} ${noun}s (${i})`,
+    description: `${verb[0].toUpperCase()}${verb.slice(1)} ${qualifier} ${noun}s ${rnd.pick(PLACES)}; ` +
+      `covers ${sentence(rnd, 6)}.`,
+    whenToUse: `Use when a change needs to ${verb} a ${qualifier} ${noun} ${rnd.pick(PLACES)}, ` +
+      `for example to ${sentence(rnd, 3)}.`,
+    distinction: `Only about ${qualifier} ${noun}s; it does not ${rnd.pick(VERBS)} ` +
+      `${rnd.pick(NOUNS)}s or ${sentence(rnd, 2)}.`,
+    examples: [`${verb[0].toUpperCase()}${verb.slice(1)} every ${qualifier} ${noun} ${rnd.pick(PLACES)}.`],
+  };
+  if (rnd() < 0.5) record.examples.push(`Make ${sentence(rnd, 5)} ${rnd.pick(PLACES)}.`);
+
+  // Parents form one tree: group members hang below an earlier member, group heads below the
+  // area head, area heads below capability 0.
+  if (i > groupStart) record.parents = [capabilityId(groupStart + rnd.int(i - groupStart))];
+  else if (i > areaStart) record.parents = [capabilityId(areaStart)];
+  else if (i > 0) record.parents = [capabilityId(0)];
+
+  // Targets always have a smaller index, so specializes and requires stay acyclic.
+  if (i > groupStart && rnd() < 0.1) record.specializes = [capabilityId(groupStart + rnd.int(i - groupStart))];
+  if (rnd() < 0.15) {
+    const other = rnd.int(n); // any node, later ones included: related may form cycles
+    if (other !== i) record.related = [capabilityId(other)];
+  }
+  // `requires` stays inside the group plus the area's first group (its "foundations"), so a
+  // closure reaches tens of nodes at every provider size instead of growing with N.
+  const requires = new Set();
+  const local = i - groupStart;
+  for (let k = Math.min(local, 1 + rnd.int(3)); k > 0; k--) requires.add(groupStart + rnd.int(local));
+  if (groupStart > areaStart && rnd() < 0.5) requires.add(areaStart + rnd.int(GROUP_SIZE));
+  if (requires.size) record.requires = [...requires].map(capabilityId);
+
+  if (rnd() < 0.3) {
+    record.knowledge = [{
+      kind: 'document',
+      knowledgeId: `D-${i}`,
+      role: rnd() < 0.5 ? 'guide' : 'reference',
+      locale: 'en',
+      title: `Guide to ${qualifier} ${noun}s`,
+      locator: { type: 'relative-file', path: `knowledge/area${Math.floor(group / GROUPS_PER_AREA)}/cap${i}.md` },
+    }];
+  }
+  return record;
+}
+
+function providerManifest() {
+  return {
+    providerId: PROVIDER_ID,
+    name: 'Synthetic benchmark provider',
+    version: `bench-${GENERATOR_VERSION}`,
+    specification: {
+      specificationId: 'bench.synthetic.conventions',
+      version: '1',
+      documents: [{
+        kind: 'document',
+        knowledgeId: 'SPEC-01',
+        role: 'specification',
+        locale: 'en',
+        title: 'Synthetic conventions',
+        locator: { type: 'relative-file', path: 'PROVIDER.md' },
+      }],
+    },
+  };
+}
+
+async function exists(p) {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Returns the provider directory for `n` capabilities, generating it if it is not cached. */
+export async function generate(n, { log = () => {} } = {}) {
+  const dir = path.join(os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`, `n${n}`);
+  if (await exists(path.join(dir, 'provider.json'))) return dir;
+
+  // Written beside the final path and renamed at the end: an interrupted run leaves no half
+  // provider that a later run would take for a cached one.
+  const staging = `${dir}.tmp-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  log(`generating ${n} capabilities in ${dir} ...`);
+  const started = performance.now();
+  await mkdir(path.join(staging, 'knowledge'), { recursive: true });
+  await writeFile(path.join(staging, 'provider.json'), JSON.stringify(providerManifest(), null, 2));
+  await writeFile(path.join(staging, 'PROVIDER.md'), '# Synthetic conventions\n');
+
+  const rnd = prng(0xc0ffee ^ n);
+  const madeDirs = new Set();
+  const pending = [];
+  for (let i = 0; i < n; i++) {
+    const [area, group] = capabilityId(i).split('.');
+    const folder = path.join(staging, 'capabilities', area, group);
+    if (!madeDirs.has(folder)) {
+      await mkdir(folder, { recursive: true });
+      madeDirs.add(folder);
+    }
+    pending.push(writeFile(path.join(folder, `cap${i}.json`), JSON.stringify(capability(i, n, rnd), null, 2)));
+    // Bounded concurrency: enough to keep the disk busy without thousands of open handles.
+    if (pending.length >= 256) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+  await rm(dir, { recursive: true, force: true });
+  await rename(staging, dir);
+  log(`generated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return dir;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const n = Number(process.argv[2] ?? 1000);
+  console.log(await generate(n, { log: (m) => console.error(m) }));
+}

@@ -1,0 +1,107 @@
+// `npm run bench`: generated providers of several sizes, each measured in a few fresh worker
+// processes; prints medians across processes and writes bench/results/latest.json.
+//
+//   BENCH_SIZES=1000,10000   sizes to run (default 1000,10000,100000)
+//   BENCH_RUNS=5             worker processes per size (capped for the largest sizes, see below)
+
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { generate, GENERATOR_VERSION } from './generate.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const runs = Number(process.env.BENCH_RUNS ?? 5);
+// Each 100k worker spends seconds opening and reloading; capping its runs keeps the whole bench
+// within a few minutes on a small machine. BENCH_RUNS below the cap is honoured.
+const MAX_RUNS_AT_100K = 3;
+const runsFor = (n) => (n >= 100_000 ? Math.min(runs, MAX_RUNS_AT_100K) : runs);
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** The median of every numeric leaf across runs, keeping the shape of one run's result. */
+function medianOf(results) {
+  const [first] = results;
+  if (typeof first === 'number') return median(results);
+  if (first === null || typeof first !== 'object' || Array.isArray(first)) return first;
+  return Object.fromEntries(Object.keys(first).map((k) => [k, medianOf(results.map((r) => r[k]))]));
+}
+
+async function measure(dir, n, run) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [path.join(here, 'worker.mjs'), dir, String(n), String(run + 1)],
+    { maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(stdout);
+}
+
+const machine = {
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model,
+  memoryGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+  node: process.version,
+  platform: `${process.platform}-${process.arch}`,
+};
+console.log(`capability-graph bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, node ${machine.node} (${machine.platform})`);
+
+const started = performance.now();
+const report = { generatorVersion: GENERATOR_VERSION, machine, date: new Date().toISOString(), sizes: {} };
+for (const n of sizes) {
+  const dir = await generate(n, { log: (m) => console.log(`  ${m}`) });
+  const count = runsFor(n);
+  const results = [];
+  for (let run = 0; run < count; run++) results.push(await measure(dir, n, run));
+  report.sizes[n] = { runs: count, median: medianOf(results), results };
+  const m = report.sizes[n].median;
+  console.log(`  ${n}: ${count} runs, open ${m.openMs.toFixed(0)} ms, peak RSS ${m.peakRssMiB.toFixed(0)} MiB`);
+}
+
+// One row per measurement, one column per size: new steps add rows, not columns.
+const rows = [
+  ['runs (processes)', (s) => String(s.runs)],
+  ['open (ms)', (s) => s.median.openMs.toFixed(1)],
+];
+const stepNames = [...new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps)))];
+for (const name of stepNames) {
+  const step = (s) => s.median.steps[name];
+  if (sizes.some((n) => step(report.sizes[n])?.medianUs !== undefined)) {
+    rows.push([`${name} median (µs/call)`, (s) => step(s)?.medianUs.toFixed(0) ?? '–']);
+    rows.push([`${name} p95 (µs/call)`, (s) => step(s)?.p95Us.toFixed(0) ?? '–']);
+    if (sizes.some((n) => step(report.sizes[n])?.itemsPerCall !== undefined)) {
+      rows.push([`${name} items/call`, (s) => step(s)?.itemsPerCall?.toFixed(1) ?? '–']);
+    }
+  } else {
+    rows.push([`${name} (ms)`, (s) => step(s)?.ms.toFixed(1) ?? '–']);
+  }
+}
+rows.push(
+  ['RSS before open (MiB)', (s) => s.median.rssBeforeOpenMiB.toFixed(1)],
+  ['RSS after open (MiB)', (s) => s.median.rssAfterOpenMiB.toFixed(1)],
+  ['peak RSS (MiB)', (s) => s.median.peakRssMiB.toFixed(1)],
+);
+
+const header = ['capabilities', ...sizes.map(String)];
+const table = [header, ...rows.map(([label, cell]) => [label, ...sizes.map((n) => cell(report.sizes[n]))])];
+const widths = header.map((_, c) => Math.max(...table.map((r) => r[c].length)));
+const line = (r) => r.map((cell, c) => (c ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ');
+console.log(`\n${line(table[0])}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+for (const r of table.slice(1)) console.log(line(r));
+
+const skipped = [...new Set(sizes.flatMap((n) => report.sizes[n].results[0].skipped))];
+if (skipped.length) console.log(`\nnot measured (no such method yet): ${skipped.join(', ')}`);
+const capped = sizes.filter((n) => runsFor(n) < runs);
+if (capped.length) console.log(`fewer runs for ${capped.join(', ')}: ${MAX_RUNS_AT_100K} processes instead of ${runs}, to keep the bench short`);
+console.log('medians across processes; per-call figures are the median/p95 of 1,000 calls within a process');
+
+const out = path.join(here, 'results', 'latest.json');
+await mkdir(path.dirname(out), { recursive: true });
+await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+console.log(`\n${path.relative(process.cwd(), out)} written in ${((performance.now() - started) / 1000).toFixed(0)} s total`);
