@@ -19,13 +19,6 @@ pub struct Engine {
     budgets: Budgets,
     /// In config order; inline sources keep no definition once loaded.
     sources: Vec<ProviderSource>,
-    config: OpenConfigInfo,
-}
-
-/// What the JS layer needs to know about the opened config (host handles in use).
-#[derive(Serialize)]
-struct OpenConfigInfo {
-    executor: Option<Value>,
 }
 
 impl Engine {
@@ -63,25 +56,11 @@ impl Engine {
                 },
             );
         }
-        let executor = config.executor.as_ref().map(|e| match e {
-            crate::config::ExecutorSpec::Lexical { options } => {
-                serde_json::json!({ "kind": "lexical", "options": options })
-            }
-            crate::config::ExecutorSpec::Host(h) => {
-                serde_json::json!({ "kind": "host", "handle": h.handle, "id": h.id })
-            }
-        });
         Ok(Engine {
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
             sources: config.providers,
-            config: OpenConfigInfo { executor },
         })
-    }
-
-    /// Facts about the opened config for the JS layer, as JSON.
-    pub fn info(&self) -> String {
-        serde_json::to_string(&self.config).unwrap_or_else(|_| "{}".into())
     }
 
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {

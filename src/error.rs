@@ -434,6 +434,12 @@ pub fn project_component_error(
     }
 }
 
+/// Runs `f`, turning a panic (a bug) into `CG_INTERNAL` with no detail.
+pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(GraphError::new(Code::Internal)))
+}
+
 /// The whole catalog as JSON, for the JS layer's frozen constants and `GraphError` defaults.
 pub fn catalog_json() -> String {
     let codes: Vec<Value> = Code::ALL
@@ -496,6 +502,16 @@ mod tests {
             assert!(!info.messages.is_empty());
             assert_eq!(info.action.is_none(), *code == Code::GraphClosed);
         }
+    }
+
+    #[test]
+    fn panics_become_internal_errors_without_details() {
+        let e = guarded::<()>(|| panic!("secret /home/path")).unwrap_err();
+        assert_eq!(
+            e.to_json(),
+            r#"{"code":"CG_INTERNAL","phase":"query","message":"Internal error","nextAction":"contact_admin"}"#
+        );
+        assert_eq!(guarded(|| Ok(1)).unwrap(), 1);
     }
 
     #[test]

@@ -4,16 +4,11 @@
 //! `CG_INTERNAL` with no detail.
 
 use crate::engine::Engine;
-use crate::error::{catalog_json, Code, GraphError, Result};
+use crate::error::{catalog_json, guarded, Code, GraphError, Result};
 use napi::bindgen_prelude::{AsyncTask, Either};
 use napi::{Env, Task};
 use napi_derive::napi;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(GraphError::new(Code::Internal)))
-}
 
 fn outcome(r: Result<String>) -> String {
     match r {
@@ -22,9 +17,14 @@ fn outcome(r: Result<String>) -> String {
     }
 }
 
-/// The error catalog (codes, default phases and actions, messages) as JSON.
+/// The error catalog (codes, default phases and actions, messages) as JSON. The JS layer
+/// calls it once when the package loads, so it also silences Rust's default panic message:
+/// a panic is reported as `CG_INTERNAL`, and its text (which may name paths) must never reach
+/// a host's stderr.
 #[napi]
 pub fn error_catalog() -> String {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| std::panic::set_hook(Box::new(|_| {})));
     catalog_json()
 }
 
@@ -101,12 +101,6 @@ impl Task for ReloadTask {
 
 #[napi]
 impl NativeGraph {
-    /// Facts about the opened config the JS layer needs.
-    #[napi]
-    pub fn info(&self) -> String {
-        self.engine.info()
-    }
-
     /// Checks the JSON of a provider ID for `forProvider`; returns the ID as JSON or an error.
     #[napi]
     pub fn check_bound(&self, provider_id: String) -> String {
