@@ -7,6 +7,9 @@ const { GraphError } = require('./errors.cjs');
 const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
+// Set in the class bodies, where the private fields they read are visible.
+let runQuery;
+let graphOf;
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
 const HOST_SLOTS = [
@@ -66,7 +69,14 @@ function wireConfig(config, hosts) {
   });
 }
 
+// An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
+const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
+
+/** Query verbs taking one query object. */
+const UNARY_VERBS = ['resolve', 'listProviders', 'listCatalog'];
+/** Query verbs taking a target and a query object. */
+const BINARY_VERBS = [];
 
 class CapabilityGraph {
   #native;
@@ -93,9 +103,8 @@ class CapabilityGraph {
     return new BoundProviderGraph(CONSTRUCT, this, id);
   }
 
-  /** Capabilities by ID plus the closure of what they require. */
-  async resolve(query) {
-    return unwrap(call(() => this.#native.resolve(wire(query))));
+  static {
+    runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
   }
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
@@ -112,10 +121,6 @@ class CapabilityGraph {
     }
   }
 
-  /** @internal */
-  static bound(graph, method, query, providerId) {
-    return unwrap(call(() => graph.#native[method](wire(query), providerId)));
-  }
 }
 
 class BoundProviderGraph {
@@ -128,9 +133,27 @@ class BoundProviderGraph {
     Object.defineProperty(this, 'providerId', { value: providerId, enumerable: true });
   }
 
-  async resolve(query) {
-    return CapabilityGraph.bound(this.#graph, 'resolve', query, this.providerId);
+  static {
+    graphOf = (bound) => bound.#graph;
   }
+}
+
+// The verbs are the same on both classes; a bound facade passes its provider along.
+for (const verb of UNARY_VERBS) {
+  CapabilityGraph.prototype[verb] = async function (query) {
+    return runQuery(this, verb, wire(query));
+  };
+  BoundProviderGraph.prototype[verb] = async function (query) {
+    return runQuery(graphOf(this), verb, wire(query), this.providerId);
+  };
+}
+for (const verb of BINARY_VERBS) {
+  CapabilityGraph.prototype[verb] = async function (target, query) {
+    return runQuery(this, verb, wirePair(target, query));
+  };
+  BoundProviderGraph.prototype[verb] = async function (target, query) {
+    return runQuery(graphOf(this), verb, wirePair(target, query), this.providerId);
+  };
 }
 
 function parseQualifiedId(value) {

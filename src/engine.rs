@@ -5,7 +5,7 @@ use crate::config::{Budgets, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::is_id;
 use crate::query::args::{invalid, Args};
-use crate::query::{resolve, Call};
+use crate::query::{catalog, resolve, Call};
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
 use crate::store::{ProviderSlots, Store, StoreState};
@@ -86,8 +86,18 @@ impl Engine {
     }
 
     pub fn resolve(&self, args: &str, bound: Option<&str>) -> Result<String> {
+        self.query("resolve", args, bound)
+    }
+
+    /// A query verb by its public name, on JSON arguments; errors take phase `query`.
+    pub fn query(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<String> {
+        let run = match verb {
+            "resolve" => resolve::resolve,
+            "listCatalog" => catalog::list_catalog,
+            _ => return Err(invalid("verb", "a query verb")),
+        };
         self.call(bound)
-            .and_then(|call| resolve::resolve(&call, args))
+            .and_then(|call| run(&call, args))
             .map_err(|e| e.in_verb(Phase::Query))
     }
 

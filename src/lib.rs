@@ -5,6 +5,7 @@
 //! the Node.js boundary (JSON text in, JSON text out).
 
 pub mod config;
+pub mod cursor;
 pub mod definitions;
 pub mod engine;
 pub mod error;

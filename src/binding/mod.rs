@@ -107,9 +107,10 @@ impl NativeGraph {
         outcome(guarded(|| self.engine.check_bound(&provider_id)))
     }
 
+    /// Runs the query verb `verb` (its public name) on JSON arguments.
     #[napi]
-    pub fn resolve(&self, args: String, bound: Option<String>) -> String {
-        outcome(guarded(|| self.engine.resolve(&args, bound.as_deref())))
+    pub fn query(&self, verb: String, args: String, bound: Option<String>) -> String {
+        outcome(guarded(|| self.engine.query(&verb, &args, bound.as_deref())))
     }
 
     #[napi(ts_return_type = "Promise<string>")]

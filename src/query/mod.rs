@@ -2,7 +2,9 @@
 //! revisions), reads, and prints one JSON string.
 
 pub mod args;
+pub mod catalog;
 pub mod closure;
+pub mod page;
 pub mod resolve;
 pub mod views;
 
@@ -25,10 +27,14 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     /// The call's view: its effective scope, each provider served from the revision the
-    /// arguments require. `targets` are the providers its explicit targets name.
-    pub fn view<'t>(&self, args: &Args, targets: impl Iterator<Item = &'t str>) -> Result<View> {
+    /// arguments require. `targets` are the providers its explicit targets name; a verb
+    /// without explicit targets reads its whole scope (`None`).
+    pub fn view<'t>(&self, args: &Args, targets: Option<impl Iterator<Item = &'t str>>) -> Result<View> {
         let scope = effective_scope(&self.state, args.get("requestProviderScope")?, self.bound)?;
-        let targets: BTreeSet<&str> = targets.collect();
+        let targets: BTreeSet<&str> = match targets {
+            Some(t) => t.collect(),
+            None => scope.iter().map(String::as_str).collect(),
+        };
         let mut pins = Pins::new();
         let single = args.string("requiredStaticRevision")?;
         let by_provider = args.object("requiredStaticRevisionByProvider")?;

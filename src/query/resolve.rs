@@ -66,7 +66,7 @@ pub fn resolve(call: &Call, json: &str) -> Result<String> {
         .enumerate()
         .map(|(i, v)| capability_ref(v, &format!("ids[{i}]"), call.bound))
         .collect::<Result<Vec<_>>>()?;
-    let view = call.view(&args, refs.iter().map(|r| r.0))?;
+    let view = call.view(&args, Some(refs.iter().map(|r| r.0)))?;
     let mut roots: Vec<Node> = Vec::with_capacity(refs.len());
     for (provider, capability) in refs {
         let node = call.locate(&view, provider, capability)?;

@@ -68,3 +68,65 @@ impl<'a> StaticCapability<'a> {
         }
     }
 }
+
+/// One row of the catalog and of neighbour groups (`CatalogRecord`).
+#[derive(Serialize)]
+pub struct CatalogRecord<'a> {
+    pub id: CapabilityId<'a>,
+    #[serde(rename = "qualifiedId")]
+    pub qualified_id: String,
+    #[serde(rename = "providerId")]
+    pub provider_id: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
+    #[serde(rename = "whenToUse")]
+    pub when_to_use: &'a str,
+    #[serde(rename = "staticRevision")]
+    pub static_revision: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinction: Option<&'a str>,
+}
+
+impl<'a> CatalogRecord<'a> {
+    pub fn new(s: &'a ProviderSnapshot, node: u32) -> CatalogRecord<'a> {
+        let c = s.capability(node);
+        CatalogRecord {
+            id: CapabilityId {
+                provider_id: s.provider_id(),
+                capability_id: &c.id,
+            },
+            qualified_id: format_qualified(s.provider_id(), &c.id),
+            provider_id: s.provider_id(),
+            name: &c.name,
+            description: &c.description,
+            when_to_use: &c.when_to_use,
+            static_revision: &s.static_revision,
+            distinction: c.distinction.as_deref(),
+        }
+    }
+}
+
+/// `{ id, staticRevision }`, as `meta.view.capabilities` lists what a result was read from.
+#[derive(Serialize)]
+pub struct ViewEntry<'a> {
+    pub id: CapabilityId<'a>,
+    #[serde(rename = "staticRevision")]
+    pub static_revision: &'a str,
+}
+
+impl<'a> ViewEntry<'a> {
+    pub fn new(s: &'a ProviderSnapshot, node: u32) -> ViewEntry<'a> {
+        ViewEntry {
+            id: CapabilityId {
+                provider_id: s.provider_id(),
+                capability_id: &s.capability(node).id,
+            },
+            static_revision: &s.static_revision,
+        }
+    }
+}
+
+/// Compact JSON of a serialisable value (our records always serialise).
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}

@@ -1,0 +1,153 @@
+//! The one cursor codec, shared by every paged verb. A cursor is opaque, url-safe text bound to
+//! its verb (`kind`), the revision it was served from, and a hash of everything that shapes the
+//! sequence (filters, scope, page size). It authorises nothing: scope is checked on every call.
+
+use crate::error::{Code, GraphError, Result};
+use crate::query::args::invalid;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+/// Longest cursor handed out or accepted, in characters.
+pub const MAX_CURSOR_CHARS: usize = 32_768;
+
+const VERSION: u8 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Wire<'a> {
+    v: u8,
+    kind: &'a str,
+    rev: &'a str,
+    filter: &'a str,
+    after: &'a str,
+}
+
+/// What a cursor is bound to.
+pub struct Binding<'a> {
+    pub kind: &'static str,
+    /// The revision the page was served from (composite, or one provider's).
+    pub revision: &'a str,
+    /// Canonical JSON of the filters, scope and page size; hashed into the cursor.
+    pub filter: &'a str,
+}
+
+fn filter_hash(filter: &str) -> String {
+    blake3::hash(filter.as_bytes()).to_hex().to_string()
+}
+
+/// Encodes a position; a cursor that would be too long to use is `CG_BUDGET_EXCEEDED`.
+pub fn encode(binding: &Binding, after: &str) -> Result<String> {
+    let hash = filter_hash(binding.filter);
+    let wire = Wire {
+        v: VERSION,
+        kind: binding.kind,
+        rev: binding.revision,
+        filter: &hash,
+        after,
+    };
+    let json = serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))?;
+    if json.len().div_ceil(3) * 4 > MAX_CURSOR_CHARS {
+        return Err(GraphError::new(Code::BudgetExceeded).detail("reason", "cursor_too_large"));
+    }
+    Ok(URL_SAFE_NO_PAD.encode(json))
+}
+
+/// Decodes `cursor` and checks its binding; returns the position it carries. Malformed text is
+/// `CG_INPUT_INVALID`; a cursor from another verb, revision or filter is `CG_REVISION_MISMATCH`.
+pub fn decode(cursor: &str, binding: &Binding) -> Result<String> {
+    let bad = || invalid("cursor", "cursor returned by the same query");
+    if cursor.is_empty()
+        || cursor.len() > MAX_CURSOR_CHARS
+        || !cursor
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(bad());
+    }
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
+    let wire: Wire = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    if wire.v != VERSION {
+        return Err(bad());
+    }
+    if wire.kind != binding.kind
+        || wire.rev != binding.revision
+        || wire.filter != filter_hash(binding.filter)
+    {
+        return Err(GraphError::new(Code::RevisionMismatch));
+    }
+    Ok(wire.after.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding<'a>(filter: &'a str) -> Binding<'a> {
+        Binding {
+            kind: "catalog",
+            revision: "s:0123456789abcdef",
+            filter,
+        }
+    }
+
+    #[test]
+    fn round_trips_and_binds_kind_revision_and_filter() {
+        let b = binding(r#"{"limit":5}"#);
+        let c = encode(&b, "seed.http::route").unwrap();
+        assert!(c.bytes().all(|x| x.is_ascii_alphanumeric() || x == b'-' || x == b'_'));
+        assert_eq!(decode(&c, &b).unwrap(), "seed.http::route");
+        let other_filter = binding(r#"{"limit":6}"#);
+        assert_eq!(decode(&c, &other_filter).unwrap_err().code(), Code::RevisionMismatch);
+        let other_rev = Binding {
+            revision: "s:ffffffffffffffff",
+            ..binding(r#"{"limit":5}"#)
+        };
+        assert_eq!(decode(&c, &other_rev).unwrap_err().code(), Code::RevisionMismatch);
+        let other_kind = Binding {
+            kind: "neighbors",
+            ..binding(r#"{"limit":5}"#)
+        };
+        assert_eq!(decode(&c, &other_kind).unwrap_err().code(), Code::RevisionMismatch);
+    }
+
+    #[test]
+    fn garbage_is_input_invalid() {
+        let b = binding("{}");
+        for bad in ["", "!!!", "a b", "YQ", &"A".repeat(40_000), "eyJ2IjoyfQ"] {
+            assert_eq!(decode(bad, &b).unwrap_err().code(), Code::InputInvalid, "{bad}");
+        }
+        let wrong_version = URL_SAFE_NO_PAD.encode(br#"{"v":2,"kind":"catalog","rev":"s:0123456789abcdef","filter":"x","after":""}"#);
+        assert_eq!(decode(&wrong_version, &b).unwrap_err().code(), Code::InputInvalid);
+    }
+
+    #[test]
+    fn oversized_positions_cannot_be_encoded() {
+        let e = encode(&binding("{}"), &"x".repeat(MAX_CURSOR_CHARS)).unwrap_err();
+        assert_eq!(e.code(), Code::BudgetExceeded);
+    }
+
+    #[test]
+    fn decoding_never_panics_on_arbitrary_bytes() {
+        // A small deterministic fuzz: xorshift bytes mapped onto the url-safe alphabet and raw.
+        let b = binding("{}");
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/ {}\"";
+        for round in 0..20_000 {
+            let len = (round % 97) + 1;
+            let s: String = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            let _ = decode(&s, &b);
+        }
+        // Valid base64 of random bytes too.
+        for round in 0..5_000u64 {
+            let bytes: Vec<u8> = (0..(round % 64)).map(|i| (i.wrapping_mul(round) ^ 0x5a) as u8).collect();
+            let _ = decode(&URL_SAFE_NO_PAD.encode(bytes), &b);
+        }
+    }
+}

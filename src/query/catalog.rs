@@ -1,0 +1,157 @@
+//! `listCatalog`: every capability in scope, providers in ID order then capabilities in ID
+//! order, filtered by ID prefix or direct parent, paged by count and bytes.
+
+use super::args::{capability_ref, clamped_integer, invalid, Args};
+use super::page::{cursor_member_len, no_progress, oversized_row, warning_len, Rows};
+use super::views::{to_json, CatalogRecord};
+use super::Call;
+use crate::cursor::{self, Binding};
+use crate::error::Result;
+use crate::ids::{format_qualified, parse_qualified};
+use crate::scope::{Completeness, Meta, View};
+use crate::snapshot::Kind;
+use serde_json::json;
+
+const KEYS: [&str; 7] = [
+    "requestProviderScope",
+    "requiredStaticRevision",
+    "requiredStaticRevisionByProvider",
+    "capabilityIdPrefix",
+    "parent",
+    "cursor",
+    "limit",
+];
+
+/// Rows of one provider that pass the filters, in ID order, from node `from` on.
+fn provider_rows<'v>(view: &'v View, p: usize, prefix: &'v str, parent: Option<u32>, from: u32) -> Box<dyn Iterator<Item = u32> + 'v> {
+    let s = view.snapshot(p);
+    let matches = move |n: &u32| s.capability(*n).id.starts_with(prefix);
+    match parent {
+        Some(parent) => {
+            let children = s.neighbours(parent, Kind::Children);
+            let start = children.partition_point(|&c| c < from);
+            Box::new(children[start..].iter().copied().filter(matches))
+        }
+        None => {
+            let first = s.capabilities.partition_point(|c| c.id.as_str() < prefix) as u32;
+            let total = s.capabilities.len() as u32;
+            Box::new((first.max(from)..total).take_while(move |n| matches(n)))
+        }
+    }
+}
+
+pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
+    let args = Args::parse(json, &KEYS)?;
+    let budget = &call.budgets.catalog;
+    let prefix = args.string("capabilityIdPrefix")?.unwrap_or("");
+    let limit = match args.get("limit")? {
+        None => budget.max_items,
+        Some(v) => clamped_integer(v, "limit", 1, budget.max_items)?,
+    };
+    let parent_ref = args.get("parent")?.map(|v| capability_ref(v, "parent", call.bound)).transpose()?;
+    let view = call.view(&args, parent_ref.map(|r| std::iter::once(r.0)))?;
+    let parent = parent_ref.map(|(p, c)| call.locate(&view, p, c)).transpose()?;
+
+    let filter = json!({
+        "scope": view.scope,
+        "prefix": args.string("capabilityIdPrefix")?,
+        "parent": parent_ref.map(|(p, c)| json!({ "providerId": p, "capabilityId": c })),
+        "limit": limit,
+    });
+    let mut meta = Meta::of(&view, false);
+    let filter_text = filter.to_string();
+    let binding = Binding {
+        kind: "catalog",
+        revision: &meta.composite_static_revision,
+        filter: &filter_text,
+    };
+
+    // Where this page starts: the first provider, or the row a cursor names.
+    let (mut start_p, mut start_node) = (0usize, 0u32);
+    if let Some(c) = args.string("cursor")? {
+        let after = cursor::decode(c, &binding)?;
+        let (p, n) = parse_qualified(&after)
+            .and_then(|(p, c)| {
+                let i = view.position(p)?;
+                Some((i, view.snapshot(i).find(c)?))
+            })
+            .ok_or_else(|| invalid("cursor", "cursor returned by the same query"))?;
+        (start_p, start_node) = (p, n);
+    }
+    let providers: Vec<usize> = match parent {
+        Some((p, _)) => vec![p],
+        None => (0..view.scope.len()).collect(),
+    };
+    let mut rows = providers.into_iter().filter(|&p| p >= start_p).flat_map(|p| {
+        let from = if p == start_p { start_node } else { 0 };
+        provider_rows(&view, p, prefix, parent.map(|x| x.1), from).map(move |n| (p, n))
+    });
+
+    meta.extra.insert("filter".into(), filter);
+    meta.extra.insert(
+        "budgets".into(),
+        json!({
+            "catalog.maxBytes": budget.max_bytes,
+            "catalog.maxItems": budget.max_items,
+            "catalog.maxItemBytes": budget.max_item_bytes,
+        }),
+    );
+    // Reserve room for the longest completeness word and for a cursor of the longest position.
+    meta.completeness = Completeness::Truncated;
+    let skeleton = r#"{"items":,"meta":}"#.len() + to_json(&meta).len();
+    let longest_after = format_qualified(&"p".repeat(128), &"c".repeat(128));
+    let cursor_reserve = cursor_member_len(cursor::encode(&binding, &longest_after)?.len());
+    let max_bytes = budget.max_bytes as usize;
+
+    let mut items = Rows::new();
+    let mut warnings_len = 0usize;
+    let mut consumed = 0u64;
+    let mut next: Option<(usize, u32)> = None;
+    for (p, n) in rows.by_ref() {
+        if consumed == limit {
+            next = Some((p, n));
+            break;
+        }
+        let s = view.snapshot(p);
+        let row = to_json(&CatalogRecord::new(s, n));
+        if row.len() as u64 > budget.max_item_bytes {
+            let w = oversized_row(&format_qualified(s.provider_id(), &s.capability(n).id), "catalog.maxItemBytes", budget.max_item_bytes);
+            if skeleton + items.len() + warnings_len + warning_len(&w) + cursor_reserve > max_bytes {
+                next = Some((p, n));
+                break;
+            }
+            warnings_len += warning_len(&w);
+            meta.warnings.push(w);
+            consumed += 1;
+            continue;
+        }
+        if skeleton + items.len_with(&row) + warnings_len + cursor_reserve > max_bytes {
+            next = Some((p, n));
+            break;
+        }
+        items.push(&row);
+        consumed += 1;
+    }
+    if next.is_some() && items.is_empty() && meta.warnings.is_empty() {
+        return Err(no_progress("catalog.maxBytes", budget.max_bytes));
+    }
+    let next_cursor = next
+        .map(|(p, n)| {
+            let s = view.snapshot(p);
+            cursor::encode(&binding, &format_qualified(s.provider_id(), &s.capability(n).id))
+        })
+        .transpose()?;
+    meta.completeness = if !meta.warnings.is_empty() {
+        Completeness::Partial
+    } else if next_cursor.is_some() {
+        Completeness::Truncated
+    } else {
+        Completeness::Complete
+    };
+    let mut out = format!(r#"{{"items":{},"meta":{}"#, items.finish(), to_json(&meta));
+    if let Some(c) = next_cursor {
+        out.push_str(&format!(r#","nextCursor":"{c}""#));
+    }
+    out.push('}');
+    Ok(out)
+}

@@ -1,0 +1,83 @@
+//! Byte-budgeted pages: rows are printed once, measured as they are added, and a page stops at
+//! an item boundary when the next row would not fit (reference/core.md §4.3).
+
+use crate::error::{Code, GraphError};
+use serde_json::Value;
+
+/// A JSON array of rows being filled under a byte budget that the rest of the page (its
+/// skeleton, warnings and cursor) shares.
+pub struct Rows {
+    json: String,
+    count: usize,
+}
+
+impl Rows {
+    pub fn new() -> Rows {
+        Rows {
+            json: String::from("["),
+            count: 0,
+        }
+    }
+
+    /// Bytes the array would take with `row` appended.
+    pub fn len_with(&self, row: &str) -> usize {
+        self.len() + row.len() + usize::from(self.count > 0)
+    }
+
+    pub fn push(&mut self, row: &str) {
+        if self.count > 0 {
+            self.json.push(',');
+        }
+        self.json.push_str(row);
+        self.count += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.json.len() + 1
+    }
+
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn finish(mut self) -> String {
+        self.json.push(']');
+        self.json
+    }
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::new()
+    }
+}
+
+/// Compact length of a warning as it will be printed, plus its separating comma.
+pub fn warning_len(w: &Value) -> usize {
+    crate::json::compact_len(w) + 1
+}
+
+/// A row that alone exceeds its item budget: left out with a warning, never trimmed.
+pub fn oversized_row(qualified_id: &str, budget: &'static str, limit: u64) -> Value {
+    GraphError::new(Code::ResultTooLarge)
+        .detail("qualifiedId", qualified_id)
+        .detail("budget", budget)
+        .detail("limit", limit)
+        .to_warning()
+}
+
+/// A page that cannot hold even its first row.
+pub fn no_progress(budget: &'static str, limit: u64) -> GraphError {
+    GraphError::new(Code::BudgetExceeded)
+        .detail("budget", budget)
+        .detail("limit", limit)
+}
+
+/// Extra bytes a `"nextCursor":"…"` member adds to an object.
+pub fn cursor_member_len(cursor_len: usize) -> usize {
+    r#","nextCursor":"""#.len() + cursor_len + 1
+}
