@@ -74,9 +74,16 @@ const wire = (query) => toWireJson(query === undefined ? {} : query);
 const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
 
 /** Query verbs taking one query object. */
-const UNARY_VERBS = ['resolve', 'listProviders', 'listCatalog'];
+const UNARY_VERBS = [
+  'resolve',
+  'listProviders',
+  'listCatalog',
+  'listSpecificationDocuments',
+  'listKnowledgeMembers',
+  'resolveSelection',
+];
 /** Query verbs taking a target and a query object. */
-const BINARY_VERBS = [];
+const BINARY_VERBS = ['getProvider', 'getCapabilities', 'getNeighbors'];
 
 class CapabilityGraph {
   #native;
@@ -147,7 +154,7 @@ for (const verb of UNARY_VERBS) {
     return runQuery(graphOf(this), verb, wire(query), this.providerId);
   };
 }
-for (const verb of BINARY_VERBS) {
+for (const verb of BINARY_VERBS.filter((v) => v !== 'getProvider')) {
   CapabilityGraph.prototype[verb] = async function (target, query) {
     return runQuery(this, verb, wirePair(target, query));
   };
@@ -155,6 +162,14 @@ for (const verb of BINARY_VERBS) {
     return runQuery(graphOf(this), verb, wirePair(target, query), this.providerId);
   };
 }
+
+CapabilityGraph.prototype.getProvider = async function (providerId, query) {
+  return runQuery(this, 'getProvider', wirePair(providerId, query));
+};
+// A bound facade's provider is its binding.
+BoundProviderGraph.prototype.getProvider = async function (query) {
+  return runQuery(graphOf(this), 'getProvider', wirePair(this.providerId, query), this.providerId);
+};
 
 function parseQualifiedId(value) {
   return unwrap(call(native.parseQualifiedId, toWireJson(value)));

@@ -94,30 +94,50 @@ mod tests {
     fn round_trips_and_binds_kind_revision_and_filter() {
         let b = binding(r#"{"limit":5}"#);
         let c = encode(&b, "seed.http::route").unwrap();
-        assert!(c.bytes().all(|x| x.is_ascii_alphanumeric() || x == b'-' || x == b'_'));
+        assert!(c
+            .bytes()
+            .all(|x| x.is_ascii_alphanumeric() || x == b'-' || x == b'_'));
         assert_eq!(decode(&c, &b).unwrap(), "seed.http::route");
         let other_filter = binding(r#"{"limit":6}"#);
-        assert_eq!(decode(&c, &other_filter).unwrap_err().code(), Code::RevisionMismatch);
+        assert_eq!(
+            decode(&c, &other_filter).unwrap_err().code(),
+            Code::RevisionMismatch
+        );
         let other_rev = Binding {
             revision: "s:ffffffffffffffff",
             ..binding(r#"{"limit":5}"#)
         };
-        assert_eq!(decode(&c, &other_rev).unwrap_err().code(), Code::RevisionMismatch);
+        assert_eq!(
+            decode(&c, &other_rev).unwrap_err().code(),
+            Code::RevisionMismatch
+        );
         let other_kind = Binding {
             kind: "neighbors",
             ..binding(r#"{"limit":5}"#)
         };
-        assert_eq!(decode(&c, &other_kind).unwrap_err().code(), Code::RevisionMismatch);
+        assert_eq!(
+            decode(&c, &other_kind).unwrap_err().code(),
+            Code::RevisionMismatch
+        );
     }
 
     #[test]
     fn garbage_is_input_invalid() {
         let b = binding("{}");
         for bad in ["", "!!!", "a b", "YQ", &"A".repeat(40_000), "eyJ2IjoyfQ"] {
-            assert_eq!(decode(bad, &b).unwrap_err().code(), Code::InputInvalid, "{bad}");
+            assert_eq!(
+                decode(bad, &b).unwrap_err().code(),
+                Code::InputInvalid,
+                "{bad}"
+            );
         }
-        let wrong_version = URL_SAFE_NO_PAD.encode(br#"{"v":2,"kind":"catalog","rev":"s:0123456789abcdef","filter":"x","after":""}"#);
-        assert_eq!(decode(&wrong_version, &b).unwrap_err().code(), Code::InputInvalid);
+        let wrong_version = URL_SAFE_NO_PAD.encode(
+            br#"{"v":2,"kind":"catalog","rev":"s:0123456789abcdef","filter":"x","after":""}"#,
+        );
+        assert_eq!(
+            decode(&wrong_version, &b).unwrap_err().code(),
+            Code::InputInvalid
+        );
     }
 
     #[test]
@@ -146,7 +166,9 @@ mod tests {
         }
         // Valid base64 of random bytes too.
         for round in 0..5_000u64 {
-            let bytes: Vec<u8> = (0..(round % 64)).map(|i| (i.wrapping_mul(round) ^ 0x5a) as u8).collect();
+            let bytes: Vec<u8> = (0..(round % 64))
+                .map(|i| (i.wrapping_mul(round) ^ 0x5a) as u8)
+                .collect();
             let _ = decode(&URL_SAFE_NO_PAD.encode(bytes), &b);
         }
     }

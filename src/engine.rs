@@ -5,7 +5,7 @@ use crate::config::{Budgets, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::is_id;
 use crate::query::args::{invalid, Args};
-use crate::query::{catalog, resolve, Call};
+use crate::query::{catalog, details, members, neighbors, providers, resolve, selection, Call};
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
 use crate::store::{ProviderSlots, Store, StoreState};
@@ -94,6 +94,13 @@ impl Engine {
         let run = match verb {
             "resolve" => resolve::resolve,
             "listCatalog" => catalog::list_catalog,
+            "listProviders" => providers::list_providers,
+            "getProvider" => providers::get_provider,
+            "listSpecificationDocuments" => providers::list_specification_documents,
+            "getCapabilities" => details::get_capabilities,
+            "getNeighbors" => neighbors::get_neighbors,
+            "listKnowledgeMembers" => members::list_knowledge_members,
+            "resolveSelection" => selection::resolve_selection,
             _ => return Err(invalid("verb", "a query verb")),
         };
         self.call(bound)

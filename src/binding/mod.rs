@@ -110,7 +110,9 @@ impl NativeGraph {
     /// Runs the query verb `verb` (its public name) on JSON arguments.
     #[napi]
     pub fn query(&self, verb: String, args: String, bound: Option<String>) -> String {
-        outcome(guarded(|| self.engine.query(&verb, &args, bound.as_deref())))
+        outcome(guarded(|| {
+            self.engine.query(&verb, &args, bound.as_deref())
+        }))
     }
 
     #[napi(ts_return_type = "Promise<string>")]

@@ -73,6 +73,17 @@ impl Args {
     }
 }
 
+/// The two arguments of a verb called as `verb(target, query)`, sent as a JSON pair.
+pub fn pair(json: &str) -> Result<(Value, Value)> {
+    match serde_json::from_str(json) {
+        Ok(Value::Array(mut items)) if items.len() == 2 => {
+            let query = items.pop().unwrap_or_default();
+            Ok((items.pop().unwrap_or_default(), query))
+        }
+        _ => Err(invalid("$", "two arguments")),
+    }
+}
+
 /// A capability reference as a verb receives it: `provider::capability`, `{ providerId,
 /// capabilityId }`, or — on a bound facade — a local ID or `{ capabilityId }`.
 pub fn capability_ref<'v>(

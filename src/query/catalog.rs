@@ -23,7 +23,13 @@ const KEYS: [&str; 7] = [
 ];
 
 /// Rows of one provider that pass the filters, in ID order, from node `from` on.
-fn provider_rows<'v>(view: &'v View, p: usize, prefix: &'v str, parent: Option<u32>, from: u32) -> Box<dyn Iterator<Item = u32> + 'v> {
+fn provider_rows<'v>(
+    view: &'v View,
+    p: usize,
+    prefix: &'v str,
+    parent: Option<u32>,
+    from: u32,
+) -> Box<dyn Iterator<Item = u32> + 'v> {
     let s = view.snapshot(p);
     let matches = move |n: &u32| s.capability(*n).id.starts_with(prefix);
     match parent {
@@ -48,9 +54,14 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         None => budget.max_items,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_items)?,
     };
-    let parent_ref = args.get("parent")?.map(|v| capability_ref(v, "parent", call.bound)).transpose()?;
+    let parent_ref = args
+        .get("parent")?
+        .map(|v| capability_ref(v, "parent", call.bound))
+        .transpose()?;
     let view = call.view(&args, parent_ref.map(|r| std::iter::once(r.0)))?;
-    let parent = parent_ref.map(|(p, c)| call.locate(&view, p, c)).transpose()?;
+    let parent = parent_ref
+        .map(|(p, c)| call.locate(&view, p, c))
+        .transpose()?;
 
     let filter = json!({
         "scope": view.scope,
@@ -82,10 +93,13 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         Some((p, _)) => vec![p],
         None => (0..view.scope.len()).collect(),
     };
-    let mut rows = providers.into_iter().filter(|&p| p >= start_p).flat_map(|p| {
-        let from = if p == start_p { start_node } else { 0 };
-        provider_rows(&view, p, prefix, parent.map(|x| x.1), from).map(move |n| (p, n))
-    });
+    let mut rows = providers
+        .into_iter()
+        .filter(|&p| p >= start_p)
+        .flat_map(|p| {
+            let from = if p == start_p { start_node } else { 0 };
+            provider_rows(&view, p, prefix, parent.map(|x| x.1), from).map(move |n| (p, n))
+        });
 
     meta.extra.insert("filter".into(), filter);
     meta.extra.insert(
@@ -115,8 +129,13 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         let s = view.snapshot(p);
         let row = to_json(&CatalogRecord::new(s, n));
         if row.len() as u64 > budget.max_item_bytes {
-            let w = oversized_row(&format_qualified(s.provider_id(), &s.capability(n).id), "catalog.maxItemBytes", budget.max_item_bytes);
-            if skeleton + items.len() + warnings_len + warning_len(&w) + cursor_reserve > max_bytes {
+            let w = oversized_row(
+                &format_qualified(s.provider_id(), &s.capability(n).id),
+                "catalog.maxItemBytes",
+                budget.max_item_bytes,
+            );
+            if skeleton + items.len() + warnings_len + warning_len(&w) + cursor_reserve > max_bytes
+            {
                 next = Some((p, n));
                 break;
             }
@@ -138,7 +157,10 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     let next_cursor = next
         .map(|(p, n)| {
             let s = view.snapshot(p);
-            cursor::encode(&binding, &format_qualified(s.provider_id(), &s.capability(n).id))
+            cursor::encode(
+                &binding,
+                &format_qualified(s.provider_id(), &s.capability(n).id),
+            )
         })
         .transpose()?;
     meta.completeness = if !meta.warnings.is_empty() {

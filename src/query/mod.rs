@@ -4,8 +4,14 @@
 pub mod args;
 pub mod catalog;
 pub mod closure;
+pub mod details;
+pub mod documents;
+pub mod members;
+pub mod neighbors;
 pub mod page;
+pub mod providers;
 pub mod resolve;
+pub mod selection;
 pub mod views;
 
 use crate::config::Budgets;
@@ -29,7 +35,11 @@ impl Call<'_> {
     /// The call's view: its effective scope, each provider served from the revision the
     /// arguments require. `targets` are the providers its explicit targets name; a verb
     /// without explicit targets reads its whole scope (`None`).
-    pub fn view<'t>(&self, args: &Args, targets: Option<impl Iterator<Item = &'t str>>) -> Result<View> {
+    pub fn view<'t>(
+        &self,
+        args: &Args,
+        targets: Option<impl Iterator<Item = &'t str>>,
+    ) -> Result<View> {
         let scope = effective_scope(&self.state, args.get("requestProviderScope")?, self.bound)?;
         let targets: BTreeSet<&str> = match targets {
             Some(t) => t.collect(),

@@ -1,0 +1,228 @@
+//! `getNeighbors`: the eight relation groups of one capability, each paged with its own
+//! cursor, all sharing one byte budget (reference/core.md §6.2).
+
+use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
+use super::page::{cursor_member_len, no_progress, oversized_row, warning_len, Rows};
+use super::views::{to_json, CapabilityId, CatalogRecord, ViewEntry};
+use super::Call;
+use crate::cursor::{self, Binding};
+use crate::error::Result;
+use crate::ids::format_qualified;
+use crate::scope::{Completeness, Meta};
+use crate::snapshot::Kind;
+use serde_json::{json, Value};
+
+const KEYS: [&str; 6] = [
+    "requestProviderScope",
+    "requiredStaticRevision",
+    "requiredStaticRevisionByProvider",
+    "kinds",
+    "limitPerKind",
+    "cursors",
+];
+
+fn parse_kind(v: &Value) -> Option<Kind> {
+    Kind::ALL
+        .into_iter()
+        .find(|k| v.as_str() == Some(k.as_str()))
+}
+
+struct Group {
+    rows: Rows,
+    /// Position of the next row to serve, when rows remain.
+    next: Option<usize>,
+    omitted: bool,
+}
+
+pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
+    let (target, query) = pair(json)?;
+    let args = Args::from_value(query, &KEYS)?;
+    let budget = &call.budgets.neighbors;
+    let (provider, capability) = capability_ref(&target, "id", call.bound)?;
+    let kinds: Vec<Kind> = match args.array("kinds")? {
+        None => Kind::ALL.to_vec(),
+        Some(items) => {
+            let mut kinds = Vec::new();
+            for (i, v) in items.iter().enumerate() {
+                let k = parse_kind(v)
+                    .filter(|k| !kinds.contains(k))
+                    .ok_or_else(|| invalid(&format!("kinds[{i}]"), "distinct neighbour kind"))?;
+                kinds.push(k);
+            }
+            kinds
+        }
+    };
+    let limit = match args.get("limitPerKind")? {
+        None => budget.default_page_size,
+        Some(v) => clamped_integer(v, "limitPerKind", 1, budget.max_page_size)?,
+    } as usize;
+    let view = call.view(&args, Some(std::iter::once(provider)))?;
+    let (p, node) = call.locate(&view, provider, capability)?;
+    let s = view.snapshot(p);
+    let qualified_id = format_qualified(provider, capability);
+    let filters: Vec<String> = Kind::ALL
+        .iter()
+        .map(|k| json!({ "id": qualified_id, "kind": k.as_str(), "limit": limit }).to_string())
+        .collect();
+    let binding = |k: Kind| Binding {
+        kind: "neighbors",
+        revision: &s.static_revision,
+        filter: &filters[k as usize],
+    };
+
+    // Where each requested group starts.
+    let cursors = args.object("cursors")?;
+    let mut starts = [0usize; 8];
+    if let Some(map) = cursors {
+        for (key, c) in map {
+            let field = format!("cursors.{key}");
+            let kind = parse_kind(&Value::from(key.as_str()))
+                .filter(|k| kinds.contains(k))
+                .ok_or_else(|| invalid(&field, "one of the requested kinds"))?;
+            let c = c.as_str().ok_or_else(|| invalid(&field, "cursor"))?;
+            let after = cursor::decode(c, &binding(kind))?;
+            let list = s.neighbours(node, kind);
+            starts[kind as usize] = list
+                .iter()
+                .position(|&t| s.capability(t).id == after)
+                .ok_or_else(|| invalid(&field, "cursor returned by the same query"))?;
+        }
+    }
+
+    let mut meta = Meta::of(&view, false);
+    meta.extra.insert(
+        "filter".into(),
+        json!({ "kinds": kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>() }),
+    );
+    meta.extra.insert(
+        "budgets".into(),
+        json!({
+            "neighbors.maxPageSize": budget.max_page_size,
+            "neighbors.maxBytes": budget.max_bytes,
+            "neighbors.maxItemBytes": budget.max_item_bytes,
+        }),
+    );
+    meta.extra.insert(
+        "view".into(),
+        json!({ "capabilities": [ViewEntry::new(s, node)] }),
+    );
+    meta.completeness = Completeness::Truncated;
+
+    // Skeleton: every group empty and "truncated" with a cursor of the longest possible ID.
+    let cursor_reserve =
+        cursor_member_len(cursor::encode(&binding(Kind::RequiredBy), &"c".repeat(128))?.len());
+    let id_json = to_json(&CapabilityId {
+        provider_id: provider,
+        capability_id: capability,
+    });
+    let group_skeleton = r#""specializedBy":{"items":[],"completeness":"truncated"},"#.len();
+    let mut used = r#"{"id":,"groups":{},"meta":}"#.len()
+        + id_json.len()
+        + to_json(&meta).len()
+        + 8 * group_skeleton;
+    let max = budget.max_bytes as usize;
+    let mut groups: Vec<Group> = Kind::ALL
+        .iter()
+        .map(|&k| {
+            let has_rows = kinds.contains(&k) && starts[k as usize] < s.neighbours(node, k).len();
+            Group {
+                rows: Rows::new(),
+                next: has_rows.then_some(starts[k as usize]),
+                omitted: false,
+            }
+        })
+        .collect();
+    let streams = groups.iter().filter(|g| g.next.is_some()).count();
+    used += streams * cursor_reserve;
+    if used > max {
+        return Err(no_progress("neighbors.maxBytes", budget.max_bytes));
+    }
+
+    let mut consumed_any = false;
+    for kind in Kind::ALL {
+        let group = &mut groups[kind as usize];
+        let list = s.neighbours(node, kind);
+        let mut served = 0;
+        while let Some(pos) = group.next.filter(|_| served < limit) {
+            let target = list[pos];
+            let row = to_json(&CatalogRecord::new(s, target));
+            if row.len() as u64 > budget.max_item_bytes {
+                let mut w = oversized_row(
+                    &format_qualified(provider, &s.capability(target).id),
+                    "neighbors.maxItemBytes",
+                    budget.max_item_bytes,
+                );
+                if let Value::Object(m) = &mut w {
+                    if let Some(Value::Object(d)) = m.get_mut("details") {
+                        d.insert("kind".into(), kind.as_str().into());
+                    }
+                }
+                if used + warning_len(&w) > max {
+                    break;
+                }
+                used += warning_len(&w);
+                meta.warnings.push(w);
+                group.omitted = true;
+            } else {
+                let grown = group.rows.len_with(&row) - group.rows.len();
+                if used + grown > max {
+                    break;
+                }
+                used += grown;
+                group.rows.push(&row);
+            }
+            consumed_any = true;
+            served += 1;
+            group.next = (pos + 1 < list.len()).then_some(pos + 1);
+        }
+    }
+    if streams > 0 && !consumed_any {
+        return Err(no_progress("neighbors.maxBytes", budget.max_bytes));
+    }
+
+    let (mut partial, mut truncated) = (false, false);
+    let mut parts = Vec::with_capacity(8);
+    for (kind, group) in Kind::ALL.into_iter().zip(groups) {
+        let next_cursor = group
+            .next
+            .map(|pos| {
+                cursor::encode(
+                    &binding(kind),
+                    &s.capability(s.neighbours(node, kind)[pos]).id,
+                )
+            })
+            .transpose()?;
+        let completeness = if group.omitted {
+            Completeness::Partial
+        } else if next_cursor.is_some() {
+            Completeness::Truncated
+        } else {
+            Completeness::Complete
+        };
+        partial |= group.omitted;
+        truncated |= next_cursor.is_some();
+        let mut text = format!(
+            r#""{}":{{"items":{},"completeness":{}"#,
+            kind.as_str(),
+            group.rows.finish(),
+            to_json(&completeness)
+        );
+        if let Some(c) = next_cursor {
+            text.push_str(&format!(r#","nextCursor":"{c}""#));
+        }
+        text.push('}');
+        parts.push(text);
+    }
+    meta.completeness = if partial {
+        Completeness::Partial
+    } else if truncated {
+        Completeness::Truncated
+    } else {
+        Completeness::Complete
+    };
+    Ok(format!(
+        r#"{{"id":{id_json},"groups":{{{}}},"meta":{}}}"#,
+        parts.join(","),
+        to_json(&meta)
+    ))
+}
