@@ -21,7 +21,7 @@ test('the seed provider opens and an empty inline provider opens', async () => {
 const CONFIG_CASES = [
   ['config is not an object', null, '$', 'object'],
   ['config is an array', [], '$', 'object'],
-  ['providers missing', {}, 'providers', 'present'],
+  ['providers missing', {}, 'providers', 'array'],
   ['providers is null', { providers: null }, 'providers', 'array'],
   ['providers is not an array', { providers: {} }, 'providers', 'array'],
   ['a provider entry is null', { providers: [null] }, 'providers[0]', 'object'],
@@ -29,7 +29,7 @@ const CONFIG_CASES = [
   ['unknown top-level key', { providers: [], extra: 1 }, 'extra', undefined],
   ['unknown provider key', { providers: [{ ...inline('acme'), nope: 1 }] }, 'providers[0].nope', undefined],
   ['duplicate inline provider', { providers: [inline('acme'), inline('acme')] }, 'providers[1]', 'unique providerId'],
-  ['file provider without authority', { providers: [{ providerId: 'seed.http' }] }, 'providers[0].authority', 'present'],
+  ['file provider without authority', { providers: [{ providerId: 'seed.http' }] }, 'providers[0].authority', 'object'],
   ['file provider with a bad id', { providers: [{ ...seedSource(), providerId: 'Seed' }] }, 'providers[0].providerId', 'ID'],
   ['rootDir empty', { providers: [{ providerId: 'p', authority: { kind: 'file', rootDir: '' } }] }, 'providers[0].authority.rootDir', 'non-empty string'],
   ['rootDir null', { providers: [{ providerId: 'p', authority: { kind: 'file', rootDir: null } }] }, 'providers[0].authority.rootDir', 'non-empty string'],

@@ -4,12 +4,12 @@
 //
 //   node bench/generate.mjs 10000   → prints the provider directory
 
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 export const PROVIDER_ID = 'bench.synthetic';
 
 // A group of ~40 capabilities and 25 groups per area give 1 area at 1k and 100 at 100k, so both
@@ -22,6 +22,10 @@ export function capabilityId(i) {
   const g = Math.floor(i / GROUP_SIZE);
   return `area${Math.floor(g / GROUPS_PER_AREA)}.group${g}.cap${i}`;
 }
+
+/** Every third capability maps one document, so workers can pick IDs that have knowledge. */
+export const hasKnowledge = (i) => i % 3 === 0;
+const documentPath = (i) => `knowledge/area${Math.floor(i / GROUP_SIZE / GROUPS_PER_AREA)}/cap${i}.md`;
 
 /** mulberry32: tiny, seedable and good enough to pick words and edges. */
 export function prng(seed) {
@@ -100,17 +104,24 @@ function capability(i, n, rnd) {
   if (groupStart > areaStart && rnd() < 0.5) requires.add(areaStart + rnd.int(GROUP_SIZE));
   if (requires.size) record.requires = [...requires].map(capabilityId);
 
-  if (rnd() < 0.3) {
+  if (hasKnowledge(i)) {
     record.knowledge = [{
       kind: 'document',
       knowledgeId: `D-${i}`,
       role: rnd() < 0.5 ? 'guide' : 'reference',
       locale: 'en',
       title: `Guide to ${qualifier} ${noun}s`,
-      locator: { type: 'relative-file', path: `knowledge/area${Math.floor(group / GROUPS_PER_AREA)}/cap${i}.md` },
+      locator: { type: 'relative-file', path: documentPath(i) },
     }];
   }
   return record;
+}
+
+/** A markdown body of 0.5–4 KiB, so document reads have something realistic to return. */
+function knowledgeBody(record, rnd) {
+  const paragraphs = [`# ${record.name}\n`, `${record.description}\n`];
+  for (let p = 2 + rnd.int(12); p > 0; p--) paragraphs.push(`${sentence(rnd, 20 + rnd.int(30))}.\n`);
+  return paragraphs.join('\n');
 }
 
 function providerManifest() {
@@ -144,8 +155,16 @@ async function exists(p) {
 
 /** Returns the provider directory for `n` capabilities, generating it if it is not cached. */
 export async function generate(n, { log = () => {} } = {}) {
-  const dir = path.join(os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`, `n${n}`);
+  const cache = path.join(os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`);
+  const dir = path.join(cache, `n${n}`);
   if (await exists(path.join(dir, 'provider.json'))) return dir;
+
+  // Trees of older generator versions are never read again; at 100k each is about 0.5 GB.
+  for (const name of await readdir(os.tmpdir())) {
+    if (/^cg-bench-v\d+$/.test(name) && name !== path.basename(cache)) {
+      await rm(path.join(os.tmpdir(), name), { recursive: true, force: true });
+    }
+  }
 
   // Written beside the final path and renamed at the end: an interrupted run leaves no half
   // provider that a later run would take for a cached one.
@@ -153,23 +172,29 @@ export async function generate(n, { log = () => {} } = {}) {
   await rm(staging, { recursive: true, force: true });
   log(`generating ${n} capabilities in ${dir} ...`);
   const started = performance.now();
-  await mkdir(path.join(staging, 'knowledge'), { recursive: true });
+  await mkdir(staging, { recursive: true });
   await writeFile(path.join(staging, 'provider.json'), JSON.stringify(providerManifest(), null, 2));
   await writeFile(path.join(staging, 'PROVIDER.md'), '# Synthetic conventions\n');
 
   const rnd = prng(0xc0ffee ^ n);
   const madeDirs = new Set();
   const pending = [];
-  for (let i = 0; i < n; i++) {
-    const [area, group] = capabilityId(i).split('.');
-    const folder = path.join(staging, 'capabilities', area, group);
+  const write = async (rel, text) => {
+    const file = path.join(staging, rel);
+    const folder = path.dirname(file);
     if (!madeDirs.has(folder)) {
-      await mkdir(folder, { recursive: true });
       madeDirs.add(folder);
+      await mkdir(folder, { recursive: true });
     }
-    pending.push(writeFile(path.join(folder, `cap${i}.json`), JSON.stringify(capability(i, n, rnd), null, 2)));
+    pending.push(writeFile(file, text));
     // Bounded concurrency: enough to keep the disk busy without thousands of open handles.
     if (pending.length >= 256) await Promise.all(pending.splice(0));
+  };
+  for (let i = 0; i < n; i++) {
+    const record = capability(i, n, rnd);
+    const [area, group] = record.capabilityId.split('.');
+    await write(`capabilities/${area}/${group}/cap${i}.json`, JSON.stringify(record, null, 2));
+    if (hasKnowledge(i)) await write(documentPath(i), knowledgeBody(record, rnd));
   }
   await Promise.all(pending);
   await rm(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 //   BENCH_RUNS=5             worker processes per size (capped for the largest sizes, see below)
 
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,15 @@ async function measure(dir, n, run) {
   return JSON.parse(stdout);
 }
 
+/** The engine binary the workers will load; `npm test` leaves a debug build in its place. */
+async function engineBinary() {
+  const root = path.join(here, '..');
+  const name = (await readdir(root)).find((f) => f.endsWith('.node'));
+  if (!name) return null;
+  const { size, mtime } = await stat(path.join(root, name));
+  return { file: name, sizeMiB: +(size / 2 ** 20).toFixed(1), built: mtime.toISOString() };
+}
+
 const machine = {
   cpus: os.cpus().length,
   cpuModel: os.cpus()[0]?.model,
@@ -50,10 +59,14 @@ const machine = {
   node: process.version,
   platform: `${process.platform}-${process.arch}`,
 };
+const binary = await engineBinary();
 console.log(`capability-graph bench — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, node ${machine.node} (${machine.platform})`);
+if (binary) console.log(`engine: ${binary.file}, ${binary.sizeMiB} MiB, built ${binary.built}`);
+// Release builds are stripped and small; tens of MiB means debug info, i.e. unoptimised code.
+if (binary?.sizeMiB > 10) console.log('WARNING: this looks like a debug build; `npm run bench` builds release first');
 
 const started = performance.now();
-const report = { generatorVersion: GENERATOR_VERSION, machine, date: new Date().toISOString(), sizes: {} };
+const report = { generatorVersion: GENERATOR_VERSION, machine, binary, date: new Date().toISOString(), sizes: {} };
 for (const n of sizes) {
   const dir = await generate(n, { log: (m) => console.log(`  ${m}`) });
   const count = runsFor(n);
@@ -69,17 +82,22 @@ const rows = [
   ['runs (processes)', (s) => String(s.runs)],
   ['open (ms)', (s) => s.median.openMs.toFixed(1)],
 ];
+const LABELS = {
+  medianUs: 'median (µs/call)',
+  p95Us: 'p95 (µs/call)',
+  itemsPerCall: 'items/call',
+  partialCalls: 'partial results',
+  ms: '(ms)',
+  pages: 'pages',
+};
+const digits = (key) => (key === 'ms' || key === 'itemsPerCall' ? 1 : 0);
 const stepNames = [...new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps)))];
 for (const name of stepNames) {
-  const step = (s) => s.median.steps[name];
-  if (sizes.some((n) => step(report.sizes[n])?.medianUs !== undefined)) {
-    rows.push([`${name} median (µs/call)`, (s) => step(s)?.medianUs.toFixed(0) ?? '–']);
-    rows.push([`${name} p95 (µs/call)`, (s) => step(s)?.p95Us.toFixed(0) ?? '–']);
-    if (sizes.some((n) => step(report.sizes[n])?.itemsPerCall !== undefined)) {
-      rows.push([`${name} items/call`, (s) => step(s)?.itemsPerCall?.toFixed(1) ?? '–']);
-    }
-  } else {
-    rows.push([`${name} (ms)`, (s) => step(s)?.ms.toFixed(1) ?? '–']);
+  const figures = new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps[name] ?? {})));
+  for (const key of Object.keys(LABELS).filter((k) => figures.has(k))) {
+    // Counters that stayed 0 everywhere (partial results, normally) are not worth a row.
+    if (sizes.every((n) => !report.sizes[n].median.steps[name]?.[key])) continue;
+    rows.push([`${name} ${LABELS[key]}`, (s) => s.median.steps[name]?.[key]?.toFixed(digits(key)) ?? '–']);
   }
 }
 rows.push(

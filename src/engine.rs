@@ -243,7 +243,10 @@ fn publish(
             next.refresh_failed = false;
         }
         // Same revision: publish nothing, retire nothing.
-        _ => next.refresh_failed = false,
+        Some(Ok(_)) => next.refresh_failed = false,
+        // An inline provider reloaded without a new definition has nothing to re-read; a
+        // rejected earlier candidate stays reported.
+        None => {}
     }
     entry.refresh_failed = next.refresh_failed;
     entry.static_revision = next.current.static_revision.clone();

@@ -1003,27 +1003,38 @@ fn duplicate_knowledge_id_in_one_capability() {
 
 #[test]
 fn conflicting_knowledge_id_across_capabilities() {
+    // Sorted by ID, `a` claims D-01 first; `b` (file c0.json) conflicts with it.
     let caps = vec![
         cap_with("b", json!({ "knowledge": [doc("D-01", "y.md")] })),
         cap_with("a", json!({ "knowledge": [doc("D-01", "x.md")] })),
     ];
-    for result in [open(&acme(caps.clone())), {
-        let tree = provider_tree("acme", &caps);
-        open(&file_config("acme", tree.path(), "directory"))
-    }] {
-        let e = assert_def_err(
-            result,
-            DEF,
-            Def {
-                provider: Some("acme"),
-                capability: Some(ANY),
-                field: Some(ANY),
-                file: Some(ANY),
-                reason: "conflicting_knowledge_id",
-            },
-        );
-        assert_eq!(details(&e)["knowledgeId"], "D-01");
-    }
+    let e = assert_def_err(
+        open(&acme(caps.clone())),
+        DEF,
+        Def {
+            provider: Some("acme"),
+            capability: Some("b"),
+            field: Some(ANY),
+            file: None,
+            reason: "conflicting_knowledge_id",
+        },
+    );
+    assert_eq!(details(&e)["knowledgeId"], "D-01");
+
+    // §14 D7: a definition error from a file source names the file (relative) it is about.
+    let tree = provider_tree("acme", &caps);
+    let e = assert_def_err(
+        open(&file_config("acme", tree.path(), "directory")),
+        DEF,
+        Def {
+            provider: Some("acme"),
+            capability: Some("b"),
+            field: Some(ANY),
+            file: Some("capabilities/c0.json"),
+            reason: "conflicting_knowledge_id",
+        },
+    );
+    assert_eq!(details(&e)["knowledgeId"], "D-01");
 }
 
 #[test]
@@ -1119,4 +1130,153 @@ fn specification_and_capability_documents_must_agree() {
         },
     );
     assert_eq!(details(&e)["knowledgeId"], "SPEC-01");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which error is reported, and size measurement details
+
+#[test]
+fn the_first_bad_record_in_load_order_is_reported() {
+    expect_both(
+        vec![cap("ok"), cap_with("b", json!({ "name": " " })), cap("C")],
+        DEF,
+        1,
+        "name",
+        Some("b"),
+        "nonempty_string_required",
+    );
+}
+
+#[test]
+fn the_first_bad_record_is_reported_in_large_providers_too() {
+    // Large providers are validated on several threads; the report must not depend on timing.
+    let mut caps: Vec<Value> = (0..3000).map(|i| cap(&format!("c{i:04}"))).collect();
+    caps[2999] = cap("Z");
+    caps[1500] = cap_with("c1500", json!({ "whenToUse": "" }));
+    caps[2100] = cap("Y");
+    for _ in 0..3 {
+        assert_def_err(
+            open(&acme(caps.clone())),
+            DEF,
+            Def {
+                provider: Some("acme"),
+                capability: Some("c1500"),
+                field: Some("capabilities[1500].whenToUse"),
+                reason: "nonempty_string_required",
+                ..Def::default()
+            },
+        );
+    }
+}
+
+#[test]
+fn deep_parent_chains_load() {
+    // reference/definitions.md §5.3: cycle detection must not recurse.
+    let n = 20_000;
+    let caps: Vec<Value> = (0..n)
+        .map(|i| {
+            if i + 1 < n {
+                cap_with(
+                    &format!("c{i}"),
+                    json!({ "parents": [format!("c{}", i + 1)] }),
+                )
+            } else {
+                cap(&format!("c{i}"))
+            }
+        })
+        .collect();
+    open_ok(&acme(caps.clone()));
+    // Closing the chain makes one long cycle.
+    let mut cyclic = caps;
+    cyclic[n - 1] = cap_with(&format!("c{}", n - 1), json!({ "parents": ["c0"] }));
+    let e = assert_err(open(&acme(cyclic)), CYCLE, "load", Some("fix_input"));
+    assert_eq!(details(&e)["relation"], "parents");
+}
+
+#[test]
+fn record_size_is_checked_before_keys() {
+    // reference/definitions.md §3.1: the raw record, unknown keys included, is measured first.
+    let mut c = cap_with("a", json!({ "tags": "" }));
+    let base = serde_json::to_string(&c).unwrap().len();
+    c["tags"] = json!("t".repeat(262_145 - base));
+    assert_eq!(serde_json::to_string(&c).unwrap().len(), 262_145);
+    assert_def_err(
+        open(&acme(vec![c])),
+        DEF,
+        Def {
+            provider: Some("acme"),
+            field: Some("capabilities[0]"),
+            reason: "record_too_large",
+            ..Def::default()
+        },
+    );
+}
+
+/// A capability filled with `unit` until its compact JSON is exactly `bytes` long.
+fn cap_filled(bytes: usize, unit: &str) -> Value {
+    let mut c = cap_with("a", json!({ "description": "d" }));
+    let base = serde_json::to_string(&c).unwrap().len();
+    let unit_len = serde_json::to_string(unit).unwrap().len() - 2;
+    let n = (bytes - base) / unit_len;
+    let rest = bytes - base - n * unit_len;
+    c["description"] = json!(format!("d{}{}", unit.repeat(n), "d".repeat(rest)));
+    assert_eq!(serde_json::to_string(&c).unwrap().len(), bytes);
+    c
+}
+
+#[test]
+fn record_size_counts_utf8_bytes_and_escapes() {
+    for unit in ["中", "é", "\u{1}", "\"", "\\", "\n", "😀"] {
+        open_ok(&acme(vec![cap_filled(262_144, unit)]));
+        assert_def_err(
+            open(&acme(vec![cap_filled(262_145, unit)])),
+            DEF,
+            Def {
+                provider: Some("acme"),
+                field: Some("capabilities[0]"),
+                reason: "record_too_large",
+                ..Def::default()
+            },
+        );
+    }
+}
+
+#[test]
+fn record_size_prints_numbers_like_javascript() {
+    // The canonical size is JSON.stringify's: 1e20 prints as 21 digits, 100.0 as "100".
+    for (number, js) in [
+        (json!(1e20), "100000000000000000000"),
+        (json!(100.0), "100"),
+        (json!(1e21), "1e+21"),
+    ] {
+        // A record whose size, as JavaScript prints it, is `bytes`.
+        let with_js_size = |bytes: usize| {
+            let mut c = cap_with("a", json!({ "x": number.clone(), "description": "d" }));
+            let serde_number = serde_json::to_string(&number).unwrap().len();
+            let js_len = serde_json::to_string(&c).unwrap().len() - serde_number + js.len();
+            c["description"] = json!("d".repeat(1 + bytes - js_len));
+            c
+        };
+        assert_def_err(
+            open(&acme(vec![with_js_size(262_145)])),
+            DEF,
+            Def {
+                provider: Some("acme"),
+                field: Some("capabilities[0]"),
+                reason: "record_too_large",
+                ..Def::default()
+            },
+        );
+        // At the limit the size passes and the unknown key is reported.
+        assert_def_err(
+            open(&acme(vec![with_js_size(262_144)])),
+            DEF,
+            Def {
+                provider: Some("acme"),
+                field: Some("capabilities[0].x"),
+                reason: "unknown_key",
+                ..Def::default()
+            },
+        );
+    }
 }

@@ -80,7 +80,10 @@ fn seed_copy_loads_in_directory_layout() {
 #[test]
 fn legacy_layout_gives_the_same_revision() {
     let legacy = seed_legacy();
-    assert_eq!(revision_of(&file_config(SEED, legacy.path(), "legacy"), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&file_config(SEED, legacy.path(), "legacy"), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
@@ -99,7 +102,10 @@ fn legacy_layout_ignores_plain_json_files() {
     let legacy = seed_legacy();
     legacy.write("notes.json", "not even json");
     legacy.write("capabilities/route.json", "{}");
-    assert_eq!(revision_of(&file_config(SEED, legacy.path(), "legacy"), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&file_config(SEED, legacy.path(), "legacy"), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
@@ -108,18 +114,31 @@ fn directory_layout_ignores_files_outside_capabilities() {
     root.write("knowledge/catalog.json", "not json");
     root.write("capabilities/README.md", "not a definition");
     root.write("notes.json", "{");
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
 fn skipped_directories_are_not_inspected() {
     let root = seed_copy();
-    for dir in [".git", "node_modules", "dist", "coverage", ".cache", "capabilities/node_modules"] {
+    for dir in [
+        ".git",
+        "node_modules",
+        "dist",
+        "coverage",
+        ".cache",
+        "capabilities/node_modules",
+    ] {
         root.write(&format!("{dir}/broken.json"), "{");
         root.write(&format!("{dir}/x.capability.json"), "{");
         root.write(&format!("{dir}/provider.json"), "{");
     }
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
@@ -131,13 +150,19 @@ fn definitions_in_nested_capability_folders_are_found() {
         root.join("capabilities/http/routes/anything.json"),
     )
     .unwrap();
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
 fn empty_providers_load_in_both_layouts() {
     let dir = TempDir::new("empty");
-    dir.write_json("provider.json", &json!({ "providerId": "acme", "name": "N", "version": "1" }));
+    dir.write_json(
+        "provider.json",
+        &json!({ "providerId": "acme", "name": "N", "version": "1" }),
+    );
     open_ok(&file_config("acme", dir.path(), "legacy"));
     dir.mkdir("capabilities");
     open_ok(&file_config("acme", dir.path(), "directory"));
@@ -147,14 +172,24 @@ fn empty_providers_load_in_both_layouts() {
 fn directory_layout_requires_capabilities_folder() {
     let root = seed_copy();
     fs::remove_dir_all(root.join("capabilities")).unwrap();
-    expect_file_error(&root, "directory", "capabilities", "definition_directory_required");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities",
+        "definition_directory_required",
+    );
 }
 
 #[test]
 fn missing_provider_json() {
     let root = seed_copy();
     root.remove("provider.json");
-    expect_file_error(&root, "directory", "provider.json", "provider_manifest_required");
+    expect_file_error(
+        &root,
+        "directory",
+        "provider.json",
+        "provider_manifest_required",
+    );
 }
 
 #[test]
@@ -168,21 +203,36 @@ fn provider_json_that_is_not_json() {
 fn nested_provider_manifest() {
     let root = seed_copy();
     root.write("sub/provider.json", "{}");
-    expect_file_error(&root, "directory", "sub/provider.json", "nested_provider_manifest");
+    expect_file_error(
+        &root,
+        "directory",
+        "sub/provider.json",
+        "nested_provider_manifest",
+    );
 }
 
 #[test]
 fn bare_capability_json_name() {
     let legacy = seed_legacy();
     legacy.write("sub/capability.json", "{}");
-    expect_file_error(&legacy, "legacy", "sub/capability.json", "use_directory_layout_or_capability_suffix");
+    expect_file_error(
+        &legacy,
+        "legacy",
+        "sub/capability.json",
+        "use_directory_layout_or_capability_suffix",
+    );
 }
 
 #[test]
 fn mixed_definition_layout() {
     let root = seed_copy();
     root.write("old.capability.json", "{}");
-    expect_file_error(&root, "directory", "old.capability.json", "mixed_definition_layout");
+    expect_file_error(
+        &root,
+        "directory",
+        "old.capability.json",
+        "mixed_definition_layout",
+    );
 }
 
 #[test]
@@ -190,7 +240,12 @@ fn definition_case_collision() {
     let root = seed_copy();
     root.write_json("capabilities/Route.json", &cap("other"));
     // Sorted by code units: "Route.json" < "route.json"; the later one is reported.
-    expect_file_error(&root, "directory", "capabilities/route.json", "definition_case_collision");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/route.json",
+        "definition_case_collision",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,14 +256,24 @@ fn definition_case_collision() {
 fn definition_file_that_is_not_json() {
     let root = seed_copy();
     root.write("capabilities/broken.json", "{ \"capabilityId\": \"x\", ");
-    expect_file_error(&root, "directory", "capabilities/broken.json", "invalid_json");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/broken.json",
+        "invalid_json",
+    );
 }
 
 #[test]
 fn definition_file_that_is_empty() {
     let root = seed_copy();
     root.write("capabilities/empty.json", "");
-    expect_file_error(&root, "directory", "capabilities/empty.json", "invalid_json");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/empty.json",
+        "invalid_json",
+    );
 }
 
 #[test]
@@ -218,7 +283,12 @@ fn definition_file_that_is_not_utf8() {
     bytes.extend_from_slice(&[0xff, 0xfe, 0xc3]);
     bytes.extend_from_slice(br#"","description":"d","whenToUse":"w"}"#);
     root.write("capabilities/latin1.json", bytes);
-    expect_file_error(&root, "directory", "capabilities/latin1.json", "invalid_utf8");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/latin1.json",
+        "invalid_utf8",
+    );
 }
 
 #[test]
@@ -226,7 +296,12 @@ fn the_lowest_failing_file_is_reported() {
     let root = seed_copy();
     root.write("capabilities/b-broken.json", "{");
     root.write("capabilities/a-broken.json", "[");
-    expect_file_error(&root, "directory", "capabilities/a-broken.json", "invalid_json");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/a-broken.json",
+        "invalid_json",
+    );
 }
 
 #[test]
@@ -252,7 +327,10 @@ fn a_leading_bom_is_accepted() {
     let mut bytes = b"\xEF\xBB\xBF".to_vec();
     bytes.extend(fs::read(root.join("capabilities/route.json")).unwrap());
     root.write("capabilities/route.json", bytes);
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
 }
 
 #[cfg(unix)]
@@ -261,10 +339,15 @@ fn legacy_symlink_out_of_the_root() {
     let legacy = seed_legacy();
     let outside = TempDir::new("outside");
     outside.write_json("evil.capability.json", &cap("evil"));
-    std::os::unix::fs::symlink(outside.join("evil.capability.json"), legacy.join("evil.capability.json"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("evil.capability.json"),
+        legacy.join("evil.capability.json"),
+    )
+    .unwrap();
     expect_file_error(&legacy, "legacy", "evil.capability.json", "outside_root");
-    let e = open(&file_config(SEED, legacy.path(), "legacy")).err().unwrap();
+    let e = open(&file_config(SEED, legacy.path(), "legacy"))
+        .err()
+        .unwrap();
     assert!(!e.to_json().contains(&*outside.path().to_string_lossy()));
 }
 
@@ -273,8 +356,11 @@ fn legacy_symlink_out_of_the_root() {
 fn legacy_symlink_inside_the_root_is_followed() {
     let legacy = seed_legacy();
     legacy.write_json("store/extra.json", &cap("extra"));
-    std::os::unix::fs::symlink(legacy.join("store/extra.json"), legacy.join("extra.capability.json"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        legacy.join("store/extra.json"),
+        legacy.join("extra.capability.json"),
+    )
+    .unwrap();
     let engine = open_ok(&file_config(SEED, legacy.path(), "legacy"));
     resolve_ok(&engine, &json!({ "ids": ["seed.http::extra"] }));
 }
@@ -284,9 +370,17 @@ fn legacy_symlink_inside_the_root_is_followed() {
 fn directory_layout_refuses_symlinked_definitions() {
     let root = seed_copy();
     root.write_json("store/extra.json", &cap("extra"));
-    std::os::unix::fs::symlink(root.join("store/extra.json"), root.join("capabilities/extra.json"))
-        .unwrap();
-    expect_file_error(&root, "directory", "capabilities/extra.json", "definition_symlink_unsupported");
+    std::os::unix::fs::symlink(
+        root.join("store/extra.json"),
+        root.join("capabilities/extra.json"),
+    )
+    .unwrap();
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/extra.json",
+        "definition_symlink_unsupported",
+    );
 }
 
 #[cfg(unix)]
@@ -297,7 +391,12 @@ fn symlinked_capabilities_folder_is_not_a_definition_directory() {
     copy_dir(&root.join("capabilities"), &elsewhere.join("caps"));
     fs::remove_dir_all(root.join("capabilities")).unwrap();
     std::os::unix::fs::symlink(elsewhere.join("caps"), root.join("capabilities")).unwrap();
-    expect_file_error(&root, "directory", "capabilities", "definition_directory_required");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities",
+        "definition_directory_required",
+    );
 }
 
 #[cfg(unix)]
@@ -309,29 +408,91 @@ fn fifo_posing_as_a_definition() {
         .status()
         .unwrap();
     assert!(status.success());
-    expect_file_error(&root, "directory", "capabilities/pipe.json", "not_regular_file");
+    expect_file_error(
+        &root,
+        "directory",
+        "capabilities/pipe.json",
+        "not_regular_file",
+    );
 }
+
+/// A provider tree, its layout, and how to break it.
+type BrokenTree = (TempDir, &'static str, Box<dyn Fn(&TempDir)>);
 
 #[test]
 fn no_absolute_path_in_any_error() {
     // A spread of failures in one place; assert_err already checks each JSON, this also checks
     // the specific root directory of each case.
-    let cases: Vec<(TempDir, &str, Box<dyn Fn(&TempDir)>)> = vec![
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { d.write("capabilities/x.json", "{"); })),
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { d.remove("provider.json"); })),
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { fs::remove_dir_all(d.join("capabilities")).unwrap(); })),
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { d.write_json("capabilities/x.json", &cap("B")); })),
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { d.write_json("capabilities/x.json", &cap_with("x", json!({"requires": ["ghost"]}))); })),
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { d.write_json("capabilities/x.json", &cap_with("x", json!({"requires": ["x"]}))); })),
-        (seed_copy(), "directory", Box::new(|d: &TempDir| { fs::remove_dir_all(d.path()).unwrap(); })),
+    let cases: Vec<BrokenTree> = vec![
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                d.write("capabilities/x.json", "{");
+            }),
+        ),
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                d.remove("provider.json");
+            }),
+        ),
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                fs::remove_dir_all(d.join("capabilities")).unwrap();
+            }),
+        ),
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                d.write_json("capabilities/x.json", &cap("B"));
+            }),
+        ),
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                d.write_json(
+                    "capabilities/x.json",
+                    &cap_with("x", json!({"requires": ["ghost"]})),
+                );
+            }),
+        ),
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                d.write_json(
+                    "capabilities/x.json",
+                    &cap_with("x", json!({"requires": ["x"]})),
+                );
+            }),
+        ),
+        (
+            seed_copy(),
+            "directory",
+            Box::new(|d: &TempDir| {
+                fs::remove_dir_all(d.path()).unwrap();
+            }),
+        ),
     ];
     for (dir, layout, break_it) in cases {
         break_it(&dir);
-        let e = open(&file_config(SEED, dir.path(), layout)).err().expect("open fails");
+        let e = open(&file_config(SEED, dir.path(), layout))
+            .err()
+            .expect("open fails");
         let text = e.to_json();
         assert!(!text.contains(&*dir.path().to_string_lossy()), "{text}");
         assert_no_absolute_path(&text);
-        if let Some(file) = e.details().and_then(|d| d.get("file")).and_then(Value::as_str) {
+        if let Some(file) = e
+            .details()
+            .and_then(|d| d.get("file"))
+            .and_then(Value::as_str)
+        {
             assert!(!file.starts_with('/') && !file.contains('\\'), "{text}");
         }
     }
@@ -345,19 +506,31 @@ fn key_order_whitespace_and_file_names_do_not_change_the_revision() {
     let dir = TempDir::new("reordered");
     dir.write(
         "provider.json",
-        format!("\n\t {}  \n", serde_json::to_string(&reverse_keys(&seed_provider_json())).unwrap()),
+        format!(
+            "\n\t {}  \n",
+            serde_json::to_string(&reverse_keys(&seed_provider_json())).unwrap()
+        ),
     );
     for (i, (_, c)) in seed_capabilities().into_iter().enumerate() {
         let text = if i % 2 == 0 {
             serde_json::to_string(&reverse_keys(&c)).unwrap()
         } else {
-            serde_json::to_string_pretty(&reverse_keys(&c)).unwrap().replace("  ", "\t\t ")
+            serde_json::to_string_pretty(&reverse_keys(&c))
+                .unwrap()
+                .replace("  ", "\t\t ")
         };
-        let name = if i % 2 == 0 { format!("capabilities/n{i}.json") } else { format!("capabilities/deep/er{i}/{i}.json") };
+        let name = if i % 2 == 0 {
+            format!("capabilities/n{i}.json")
+        } else {
+            format!("capabilities/deep/er{i}/{i}.json")
+        };
         dir.write(&name, text);
     }
     dir.mkdir("capabilities");
-    assert_eq!(revision_of(&file_config(SEED, dir.path(), "directory"), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&file_config(SEED, dir.path(), "directory"), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
@@ -368,7 +541,10 @@ fn relation_array_order_does_not_change_the_revision() {
     assert_eq!(c["parents"], json!(["request", "route"]));
     c["parents"] = json!(["route", "request"]);
     root.write_json("capabilities/route-validation.json", &c);
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
@@ -390,8 +566,14 @@ fn knowledge_order_does_not_change_the_revision() {
     let refs = vec![doc("D-02", "b.md"), doc("D-01", "a.md"), doc("Z", "z.md")];
     let mut reversed = refs.clone();
     reversed.reverse();
-    let one = revision_of(&acme(vec![cap_with("a", json!({ "knowledge": refs }))]), "acme");
-    let two = revision_of(&acme(vec![cap_with("a", json!({ "knowledge": reversed }))]), "acme");
+    let one = revision_of(
+        &acme(vec![cap_with("a", json!({ "knowledge": refs }))]),
+        "acme",
+    );
+    let two = revision_of(
+        &acme(vec![cap_with("a", json!({ "knowledge": reversed }))]),
+        "acme",
+    );
     assert_eq!(one, two);
 }
 
@@ -417,7 +599,10 @@ fn every_formal_field_changes_the_revision() {
         acme(vec![cap_with("a", json!({ "examples": ["e"] })), cap("b")]),
         acme(vec![cap_with("a", json!({ "requires": ["b"] })), cap("b")]),
         acme(vec![cap_with("a", json!({ "related": ["b"] })), cap("b")]),
-        acme(vec![cap_with("a", json!({ "knowledge": [doc("D", "x.md")] })), cap("b")]),
+        acme(vec![
+            cap_with("a", json!({ "knowledge": [doc("D", "x.md")] })),
+            cap("b"),
+        ]),
         acme(vec![cap("a")]),
         {
             let mut d = provider_def("acme", vec![cap("a"), cap("b")]);
@@ -440,8 +625,14 @@ fn locale_case_does_not_change_the_revision() {
     let mut canonical = doc("D-01", "x.md");
     canonical["locale"] = json!("zh-CN");
     assert_eq!(
-        revision_of(&acme(vec![cap_with("a", json!({ "knowledge": [lower] }))]), "acme"),
-        revision_of(&acme(vec![cap_with("a", json!({ "knowledge": [canonical] }))]), "acme"),
+        revision_of(
+            &acme(vec![cap_with("a", json!({ "knowledge": [lower] }))]),
+            "acme"
+        ),
+        revision_of(
+            &acme(vec![cap_with("a", json!({ "knowledge": [canonical] }))]),
+            "acme"
+        ),
     );
 }
 
@@ -452,7 +643,10 @@ fn inline_and_file_sources_give_the_same_revision() {
     // Capability order inside the inline array does not matter either.
     let mut shuffled = seed_inline_definition();
     shuffled["capabilities"].as_array_mut().unwrap().reverse();
-    assert_eq!(revision_of(&inline_config(vec![shuffled]), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&inline_config(vec![shuffled]), SEED),
+        seed_revision()
+    );
 }
 
 #[test]
@@ -460,8 +654,14 @@ fn knowledge_bodies_do_not_change_the_revision() {
     let root = seed_copy();
     root.write("knowledge/route-http.md", "changed body");
     root.write("PROVIDER.md", "changed spec body");
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
     // Even a missing body is fine at load (§14 D8: existence is checked at read).
     root.remove("knowledge/route-validation.md");
-    assert_eq!(revision_of(&seed_config(root.path()), SEED), seed_revision());
+    assert_eq!(
+        revision_of(&seed_config(root.path()), SEED),
+        seed_revision()
+    );
 }

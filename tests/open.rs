@@ -661,3 +661,52 @@ fn one_bad_provider_rejects_the_whole_open() {
     );
     assert_eq!(details(&e)["providerId"], "beta");
 }
+
+#[test]
+fn knowledge_root_that_does_not_exist_fails_open() {
+    // reference/definitions.md §6.4: alias roots are bound once per load and must be
+    // directories; a binding failure rejects the load. SPEC §3.4 translates a root that cannot
+    // be read to CG_CONFIG_INVALID / load.
+    let dir = TempDir::new("no-docs");
+    let config = json!({ "providers": [{
+        "definition": acme_def(),
+        "knowledgeRoots": { "docs": { "kind": "directory", "rootDir": dir.join("missing").to_string_lossy() } }
+    }] });
+    let e = assert_err(
+        open(&config),
+        "CG_CONFIG_INVALID",
+        "load",
+        Some("check_config"),
+    );
+    assert_eq!(
+        details(&e)["path"],
+        "providers[0].knowledgeRoots[\"docs\"].rootDir"
+    );
+}
+
+#[test]
+fn knowledge_root_package_that_cannot_be_found_fails_open() {
+    // reference/definitions.md §6.4: a package root is bound at load by walking node_modules
+    // from resolveFrom; any binding failure rejects the load (SPEC §3.4: CG_CONFIG_INVALID).
+    let dir = TempDir::new("no-pkg");
+    let config = json!({ "providers": [{
+        "definition": acme_def(),
+        "knowledgeRoots": { "pkg": {
+            "kind": "package",
+            "packageName": "definitely-not-installed-cg",
+            "resolveFrom": dir.path().to_string_lossy(),
+        } }
+    }] });
+    let e = assert_err(
+        open(&config),
+        "CG_CONFIG_INVALID",
+        "load",
+        Some("check_config"),
+    );
+    let path = details(&e)["path"].as_str().unwrap().to_owned();
+    assert!(
+        path.starts_with("providers[0].knowledgeRoots[\"pkg\"]"),
+        "{}",
+        e.to_json()
+    );
+}

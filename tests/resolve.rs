@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::*;
 use capability_graph::engine::Engine;
+use common::*;
 use serde_json::{json, Value};
 
 const RV: &str = "seed.http::route.validation";
@@ -32,7 +32,10 @@ fn chain(n: usize, budgets: Value) -> Engine {
     let caps = (0..n)
         .map(|i| {
             if i + 1 < n {
-                cap_with(&format!("c{i}"), json!({ "requires": [format!("c{}", i + 1)] }))
+                cap_with(
+                    &format!("c{i}"),
+                    json!({ "requires": [format!("c{}", i + 1)] }),
+                )
             } else {
                 cap(&format!("c{i}"))
             }
@@ -62,8 +65,14 @@ fn seed_route_validation_adds_schema_request() {
     assert_eq!(r["requested"], json!([RV]));
     assert_eq!(r["added"], json!([SR]));
     assert_eq!(r["requiresEdges"], json!([{ "from": RV, "to": SR }]));
-    assert_eq!(r["items"][0]["reason"], json!({ "requested": true, "requiredBy": [] }));
-    assert_eq!(r["items"][1]["reason"], json!({ "requested": false, "requiredBy": [RV] }));
+    assert_eq!(
+        r["items"][0]["reason"],
+        json!({ "requested": true, "requiredBy": [] })
+    );
+    assert_eq!(
+        r["items"][1]["reason"],
+        json!({ "requested": false, "requiredBy": [RV] })
+    );
 }
 
 #[test]
@@ -104,7 +113,10 @@ fn requested_items_keep_input_order_even_when_required() {
     assert_eq!(ids_of(&r["items"]), [SR, RV]);
     assert_eq!(r["requested"], json!([SR, RV]));
     assert_eq!(r["added"], json!([]));
-    assert_eq!(r["items"][0]["reason"], json!({ "requested": true, "requiredBy": [RV] }));
+    assert_eq!(
+        r["items"][0]["reason"],
+        json!({ "requested": true, "requiredBy": [RV] })
+    );
     assert_eq!(r["requiresEdges"], json!([{ "from": RV, "to": SR }]));
 }
 
@@ -112,11 +124,17 @@ fn requested_items_keep_input_order_even_when_required() {
 fn items_are_requested_then_added_in_breadth_first_order() {
     let engine = two_providers();
     let r = resolve_ok(&engine, &json!({ "ids": ["acme::a"] }));
-    assert_eq!(ids_of(&r["items"]), ["acme::a", "acme::b", "acme::c", "acme::d"]);
+    assert_eq!(
+        ids_of(&r["items"]),
+        ["acme::a", "acme::b", "acme::c", "acme::d"]
+    );
     assert_eq!(r["added"], json!(["acme::b", "acme::c", "acme::d"]));
 
     let r = resolve_ok(&engine, &json!({ "ids": ["acme::c", "acme::a"] }));
-    assert_eq!(ids_of(&r["items"]), ["acme::c", "acme::a", "acme::b", "acme::d"]);
+    assert_eq!(
+        ids_of(&r["items"]),
+        ["acme::c", "acme::a", "acme::b", "acme::d"]
+    );
     assert_eq!(r["requested"], json!(["acme::c", "acme::a"]));
     assert_eq!(r["added"], json!(["acme::b", "acme::d"]));
     assert_eq!(
@@ -141,7 +159,10 @@ fn duplicates_collapse() {
 
 #[test]
 fn ids_across_providers() {
-    let r = resolve_ok(&two_providers(), &json!({ "ids": ["acme::d", "seed.http::route"] }));
+    let r = resolve_ok(
+        &two_providers(),
+        &json!({ "ids": ["acme::d", "seed.http::route"] }),
+    );
     assert_eq!(ids_of(&r["items"]), ["acme::d", "seed.http::route"]);
 }
 
@@ -184,7 +205,10 @@ fn malformed_ids() {
 #[test]
 fn syntax_is_checked_before_any_target() {
     let e = assert_err(
-        resolve(&seed(), &json!({ "ids": ["ghost::x", "seed.http::missing", "bad"] })),
+        resolve(
+            &seed(),
+            &json!({ "ids": ["ghost::x", "seed.http::missing", "bad"] }),
+        ),
         "CG_INPUT_INVALID",
         "query",
         Some("fix_input"),
@@ -202,7 +226,12 @@ fn empty_missing_or_mistyped_ids() {
         json!({ "ids": null }),
         json!({ "ids": { "0": "seed.http::route" } }),
     ] {
-        let e = assert_err(resolve(&engine, &args), "CG_INPUT_INVALID", "query", Some("fix_input"));
+        let e = assert_err(
+            resolve(&engine, &args),
+            "CG_INPUT_INVALID",
+            "query",
+            Some("fix_input"),
+        );
         assert_eq!(details(&e)["field"], "ids", "{args}");
     }
 }
@@ -222,14 +251,23 @@ fn unknown_query_key() {
 fn arguments_that_are_not_an_object() {
     let engine = seed();
     for args in ["[]", "null", "\"x\"", "{", "{\"$cgNonJson\":\"function\"}"] {
-        assert_err(engine.resolve(args, None), "CG_INPUT_INVALID", "query", Some("fix_input"));
+        assert_err(
+            engine.resolve(args, None),
+            "CG_INPUT_INVALID",
+            "query",
+            Some("fix_input"),
+        );
     }
 }
 
 #[test]
 fn null_is_never_omitted() {
     let engine = seed();
-    for key in ["requestProviderScope", "requiredStaticRevision", "requiredStaticRevisionByProvider"] {
+    for key in [
+        "requestProviderScope",
+        "requiredStaticRevision",
+        "requiredStaticRevisionByProvider",
+    ] {
         let e = assert_err(
             resolve(&engine, &json!({ "ids": [RV], key: null })),
             "CG_INPUT_INVALID",
@@ -263,7 +301,10 @@ fn max_ids_budget_is_honoured() {
     let engine = open_ok(&config);
     resolve_ok(&engine, &json!({ "ids": ["acme::a", "acme::b"] }));
     assert_err(
-        resolve(&engine, &json!({ "ids": ["acme::a", "acme::b", "acme::c"] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["acme::a", "acme::b", "acme::c"] }),
+        ),
         "CG_INPUT_TOO_LARGE",
         "query",
         Some("narrow_scope"),
@@ -305,7 +346,9 @@ fn the_error_example_line_is_exact() {
     let engine = open_ok(&inline_config(vec![json!({
         "providerId": "acme", "name": "Error example", "version": "1", "capabilities": []
     })]));
-    let e = resolve(&engine, &json!({ "ids": ["acme::missing"] })).err().unwrap();
+    let e = resolve(&engine, &json!({ "ids": ["acme::missing"] }))
+        .err()
+        .unwrap();
     assert_eq!(
         e.to_json(),
         r#"{"code":"CG_CAPABILITY_NOT_FOUND","phase":"query","message":"Requested capability does not exist","nextAction":"refresh"}"#
@@ -316,13 +359,19 @@ fn the_error_example_line_is_exact() {
 fn targets_fail_in_input_order() {
     let engine = seed();
     assert_err(
-        resolve(&engine, &json!({ "ids": ["seed.http::missing", "ghost::x"] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["seed.http::missing", "ghost::x"] }),
+        ),
         "CG_CAPABILITY_NOT_FOUND",
         "query",
         Some("refresh"),
     );
     assert_err(
-        resolve(&engine, &json!({ "ids": ["ghost::x", "seed.http::missing"] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["ghost::x", "seed.http::missing"] }),
+        ),
         "CG_PROVIDER_NOT_FOUND",
         "query",
         Some("refresh"),
@@ -340,7 +389,10 @@ fn targets_fail_in_input_order() {
 fn request_scope_excluding_the_provider() {
     let engine = two_providers();
     let e = assert_err(
-        resolve(&engine, &json!({ "ids": ["seed.http::route"], "requestProviderScope": ["acme"] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["seed.http::route"], "requestProviderScope": ["acme"] }),
+        ),
         "CG_ACCESS_DENIED",
         "query",
         Some("check_config"),
@@ -348,21 +400,30 @@ fn request_scope_excluding_the_provider() {
     assert!(e.details().is_none());
     // Scope is checked before the capability's existence.
     assert_err(
-        resolve(&engine, &json!({ "ids": ["seed.http::missing"], "requestProviderScope": ["acme"] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["seed.http::missing"], "requestProviderScope": ["acme"] }),
+        ),
         "CG_ACCESS_DENIED",
         "query",
         Some("check_config"),
     );
     // An empty request scope narrows to nothing.
     assert_err(
-        resolve(&engine, &json!({ "ids": ["acme::a"], "requestProviderScope": [] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["acme::a"], "requestProviderScope": [] }),
+        ),
         "CG_ACCESS_DENIED",
         "query",
         Some("check_config"),
     );
     // An unconfigured provider is still not found, whatever the scope.
     assert_err(
-        resolve(&engine, &json!({ "ids": ["ghost::x"], "requestProviderScope": ["acme"] })),
+        resolve(
+            &engine,
+            &json!({ "ids": ["ghost::x"], "requestProviderScope": ["acme"] }),
+        ),
         "CG_PROVIDER_NOT_FOUND",
         "query",
         Some("refresh"),
@@ -374,7 +435,10 @@ fn request_scope_naming_an_unconfigured_provider() {
     let engine = two_providers();
     for scope in [json!(["ghost"]), json!(["acme", "ghost"])] {
         let e = assert_err(
-            resolve(&engine, &json!({ "ids": ["acme::a"], "requestProviderScope": scope })),
+            resolve(
+                &engine,
+                &json!({ "ids": ["acme::a"], "requestProviderScope": scope }),
+            ),
             "CG_SCOPE_DENIED",
             "query",
             Some("narrow_scope"),
@@ -388,7 +452,10 @@ fn malformed_request_scope() {
     let engine = two_providers();
     for scope in [json!("acme"), json!(["Acme"]), json!([1]), json!({})] {
         assert_err(
-            resolve(&engine, &json!({ "ids": ["acme::a"], "requestProviderScope": scope })),
+            resolve(
+                &engine,
+                &json!({ "ids": ["acme::a"], "requestProviderScope": scope }),
+            ),
             "CG_INPUT_INVALID",
             "query",
             Some("fix_input"),
@@ -497,7 +564,11 @@ fn bound_facade_rejects_request_scope() {
     let engine = two_providers();
     for scope in [json!([SEED]), json!([])] {
         let e = assert_err(
-            resolve_bound(&engine, &json!({ "ids": ["route"], "requestProviderScope": scope }), Some(SEED)),
+            resolve_bound(
+                &engine,
+                &json!({ "ids": ["route"], "requestProviderScope": scope }),
+                Some(SEED),
+            ),
             "CG_INPUT_INVALID",
             "query",
             Some("fix_input"),
@@ -539,7 +610,10 @@ fn bound_facade_denies_other_providers() {
 #[test]
 fn check_bound_validates_the_provider() {
     let engine = seed();
-    assert_eq!(engine.check_bound("\"seed.http\"").unwrap(), "\"seed.http\"");
+    assert_eq!(
+        engine.check_bound("\"seed.http\"").unwrap(),
+        "\"seed.http\""
+    );
     let e = engine.check_bound("\"ghost\"").err().unwrap();
     assert_eq!(e.to_json_value()["code"], "CG_PROVIDER_NOT_FOUND");
     assert!(e.details().is_none());
@@ -554,7 +628,10 @@ fn check_bound_validates_the_provider() {
 fn required_static_revision_current() {
     let engine = seed();
     let rev = revision(&engine, SEED);
-    let r = resolve_ok(&engine, &json!({ "ids": [RV], "requiredStaticRevision": rev }));
+    let r = resolve_ok(
+        &engine,
+        &json!({ "ids": [RV], "requiredStaticRevision": rev }),
+    );
     assert_eq!(r["meta"]["staticRevision"], rev.as_str());
     assert_eq!(r["meta"]["servedFrom"], "current");
 }
@@ -564,7 +641,10 @@ fn required_static_revision_unknown() {
     let engine = seed();
     for rev in ["s:0000000000000000", "nope"] {
         let e = assert_err(
-            resolve(&engine, &json!({ "ids": [RV], "requiredStaticRevision": rev })),
+            resolve(
+                &engine,
+                &json!({ "ids": [RV], "requiredStaticRevision": rev }),
+            ),
             "CG_REVISION_MISMATCH",
             "query",
             Some("refresh"),
@@ -578,7 +658,10 @@ fn required_static_revision_of_the_wrong_type() {
     let engine = seed();
     for rev in [json!(""), json!(1), json!(["s:0000000000000000"])] {
         assert_err(
-            resolve(&engine, &json!({ "ids": [RV], "requiredStaticRevision": rev })),
+            resolve(
+                &engine,
+                &json!({ "ids": [RV], "requiredStaticRevision": rev }),
+            ),
             "CG_INPUT_INVALID",
             "query",
             Some("fix_input"),
@@ -591,7 +674,10 @@ fn required_static_revision_with_ids_in_two_providers() {
     let engine = two_providers();
     let rev = revision(&engine, SEED);
     let e = assert_err(
-        resolve(&engine, &json!({ "ids": [RV, "acme::a"], "requiredStaticRevision": rev })),
+        resolve(
+            &engine,
+            &json!({ "ids": [RV, "acme::a"], "requiredStaticRevision": rev }),
+        ),
         "CG_INPUT_INVALID",
         "query",
         Some("fix_input"),
@@ -623,7 +709,10 @@ fn required_static_revision_by_provider() {
     );
     // The keys must be exactly the providers the targets name.
     assert_err(
-        resolve(&engine, &json!({ "ids": [RV, "acme::a"], "requiredStaticRevisionByProvider": { SEED: seed_rev } })),
+        resolve(
+            &engine,
+            &json!({ "ids": [RV, "acme::a"], "requiredStaticRevisionByProvider": { SEED: seed_rev } }),
+        ),
         "CG_INPUT_INVALID",
         "query",
         Some("fix_input"),
@@ -651,8 +740,14 @@ fn meta_for_one_provider() {
     assert_eq!(meta["warnings"], json!([]));
     assert_eq!(meta["scope"], json!([SEED]));
     assert_eq!(meta["servedFrom"], "current");
-    assert!(is_revision(meta["compositeStaticRevision"].as_str().unwrap()), "{meta}");
-    assert!(is_revision(meta["staticRevision"].as_str().unwrap()), "{meta}");
+    assert!(
+        is_revision(meta["compositeStaticRevision"].as_str().unwrap()),
+        "{meta}"
+    );
+    assert!(
+        is_revision(meta["staticRevision"].as_str().unwrap()),
+        "{meta}"
+    );
     assert_ne!(meta["compositeStaticRevision"], meta["staticRevision"]);
     assert!(meta.get("staticRevisionByProvider").is_none(), "{meta}");
     assert!(meta.get("servedFromByProvider").is_none(), "{meta}");
@@ -670,19 +765,33 @@ fn meta_for_several_providers() {
     assert_eq!(by.len(), 2);
     assert_eq!(by[SEED], revision(&engine, SEED).as_str());
     assert_eq!(by["acme"], revision(&engine, "acme").as_str());
-    assert_eq!(meta["servedFromByProvider"], json!({ "acme": "current", SEED: "current" }));
+    assert_eq!(
+        meta["servedFromByProvider"],
+        json!({ "acme": "current", SEED: "current" })
+    );
     assert_eq!(meta["servedFrom"], "current");
-    assert!(is_revision(meta["compositeStaticRevision"].as_str().unwrap()));
+    assert!(is_revision(
+        meta["compositeStaticRevision"].as_str().unwrap()
+    ));
 }
 
 #[test]
 fn composite_revision_depends_only_on_the_scope_and_its_revisions() {
     let alone = resolve_ok(&seed(), &json!({ "ids": [RV] }));
     let engine = two_providers();
-    let narrowed = resolve_ok(&engine, &json!({ "ids": [RV], "requestProviderScope": [SEED] }));
+    let narrowed = resolve_ok(
+        &engine,
+        &json!({ "ids": [RV], "requestProviderScope": [SEED] }),
+    );
     let wide = resolve_ok(&engine, &json!({ "ids": [RV] }));
-    assert_eq!(alone["meta"]["compositeStaticRevision"], narrowed["meta"]["compositeStaticRevision"]);
-    assert_ne!(wide["meta"]["compositeStaticRevision"], narrowed["meta"]["compositeStaticRevision"]);
+    assert_eq!(
+        alone["meta"]["compositeStaticRevision"],
+        narrowed["meta"]["compositeStaticRevision"]
+    );
+    assert_ne!(
+        wide["meta"]["compositeStaticRevision"],
+        narrowed["meta"]["compositeStaticRevision"]
+    );
     // Same inputs, same answer.
     let again = resolve_ok(&seed(), &json!({ "ids": [RV] }));
     assert_eq!(alone, again);

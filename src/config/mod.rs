@@ -138,25 +138,22 @@ fn id<'v>(v: &'v Value, path: &str) -> Result<&'v str> {
         .ok_or_else(|| ConfigError::new(path, "ID"))
 }
 
-fn check_keys(
-    map: &Map<String, Value>,
-    allowed: &[&str],
-    required: &[&str],
-    path: &str,
-) -> Result<()> {
-    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(ConfigError::new(
+/// A key's value; a missing key reads as `null`.
+fn field<'v>(map: &'v Map<String, Value>, key: &str) -> &'v Value {
+    static NULL: Value = Value::Null;
+    map.get(key).unwrap_or(&NULL)
+}
+
+/// Rejects unknown keys. A missing required key reads as `null`, which the key's own type
+/// check reports with the type it expects.
+fn check_keys(map: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<()> {
+    match map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(ConfigError::new(
             format!("{path}.{k}").trim_start_matches('.'),
             &format!("one of: {}", allowed.join(", ")),
-        ));
+        )),
+        None => Ok(()),
     }
-    if let Some(k) = required.iter().find(|k| !map.contains_key(**k)) {
-        return Err(ConfigError::new(
-            format!("{path}.{k}").trim_start_matches('.'),
-            "present",
-        ));
-    }
-    Ok(())
 }
 
 /// A path as given, made absolute against the current directory once, at open.
@@ -229,19 +226,17 @@ fn knowledge_roots(v: Option<&Value>, path: &str) -> Result<Vec<(String, Knowled
         let m = object(spec, &p)?;
         let spec = match m.get("kind").and_then(Value::as_str) {
             Some("directory") => {
-                check_keys(m, &["kind", "rootDir"], &["rootDir"], &p)?;
+                check_keys(m, &["kind", "rootDir"], &p)?;
                 KnowledgeRootSpec::Directory {
-                    root_dir: absolute(non_empty_string(&m["rootDir"], &format!("{p}.rootDir"))?),
+                    root_dir: absolute(non_empty_string(
+                        field(m, "rootDir"),
+                        &format!("{p}.rootDir"),
+                    )?),
                 }
             }
             Some("package") => {
-                check_keys(
-                    m,
-                    &["kind", "packageName", "resolveFrom"],
-                    &["packageName", "resolveFrom"],
-                    &p,
-                )?;
-                let name = non_empty_string(&m["packageName"], &format!("{p}.packageName"))?;
+                check_keys(m, &["kind", "packageName", "resolveFrom"], &p)?;
+                let name = non_empty_string(field(m, "packageName"), &format!("{p}.packageName"))?;
                 if !is_package_name(name) {
                     return Err(ConfigError::new(
                         &format!("{p}.packageName"),
@@ -251,7 +246,7 @@ fn knowledge_roots(v: Option<&Value>, path: &str) -> Result<Vec<(String, Knowled
                 KnowledgeRootSpec::Package {
                     package_name: name.to_owned(),
                     resolve_from: absolute(non_empty_string(
-                        &m["resolveFrom"],
+                        field(m, "resolveFrom"),
                         &format!("{p}.resolveFrom"),
                     )?),
                 }
@@ -290,13 +285,8 @@ fn provider_source(v: &mut Value, i: usize) -> Result<ProviderSource> {
     let path = format!("providers[{i}]");
     let m = object(v, &path)?;
     if m.contains_key("definition") {
-        check_keys(
-            m,
-            &["definition", "documentRoot", "knowledgeRoots"],
-            &[],
-            &path,
-        )?;
-        object(&m["definition"], &format!("{path}.definition"))?;
+        check_keys(m, &["definition", "documentRoot", "knowledgeRoots"], &path)?;
+        object(field(m, "definition"), &format!("{path}.definition"))?;
         let document_root = m
             .get("documentRoot")
             .map(|d| non_empty_string(d, &format!("{path}.documentRoot")).map(absolute))
@@ -321,23 +311,13 @@ fn provider_source(v: &mut Value, i: usize) -> Result<ProviderSource> {
             knowledge_roots,
         });
     }
-    check_keys(
-        m,
-        &["providerId", "authority", "knowledgeRoots"],
-        &["providerId", "authority"],
-        &path,
-    )?;
-    let provider_id = id(&m["providerId"], &format!("{path}.providerId"))?.to_owned();
+    check_keys(m, &["providerId", "authority", "knowledgeRoots"], &path)?;
+    let provider_id = id(field(m, "providerId"), &format!("{path}.providerId"))?.to_owned();
     let apath = format!("{path}.authority");
-    let a = object(&m["authority"], &apath)?;
+    let a = object(field(m, "authority"), &apath)?;
     let kind = match a.get("kind").and_then(Value::as_str) {
         Some("file") => {
-            check_keys(
-                a,
-                &["kind", "rootDir", "definitionLayout"],
-                &["rootDir"],
-                &apath,
-            )?;
+            check_keys(a, &["kind", "rootDir", "definitionLayout"], &apath)?;
             let layout = match a.get("definitionLayout").map(Value::as_str) {
                 None | Some(Some("legacy")) => Layout::Legacy,
                 Some(Some("directory")) => Layout::Directory,
@@ -350,16 +330,21 @@ fn provider_source(v: &mut Value, i: usize) -> Result<ProviderSource> {
             };
             SourceKind::File {
                 root: absolute(non_empty_string(
-                    &a["rootDir"],
+                    field(a, "rootDir"),
                     &format!("{apath}.rootDir"),
                 )?),
                 layout,
             }
         }
         Some("database") => {
-            check_keys(a, &["kind", "adapter"], &["adapter"], &apath)?;
+            check_keys(a, &["kind", "adapter"], &apath)?;
             SourceKind::Database {
-                adapter: host(&a["adapter"], &format!("{apath}.adapter"), &["openView"])?.0,
+                adapter: host(
+                    field(a, "adapter"),
+                    &format!("{apath}.adapter"),
+                    &["openView"],
+                )?
+                .0,
             }
         }
         _ => {
@@ -407,7 +392,7 @@ impl OpenConfig {
 
     fn parse_inner(v: &mut Value) -> Result<OpenConfig> {
         let m = object(v, "")?;
-        check_keys(m, &TOP_KEYS, &["providers"], "")?;
+        check_keys(m, &TOP_KEYS, "")?;
         let host_allowed = id_set(m.get("hostAllowedProviders"), "hostAllowedProviders")?;
         let integration = id_set(
             m.get("integrationEnabledProviders"),

@@ -9,11 +9,11 @@ use crate::error::{Code, GraphError};
 const MAX_CYCLE_IDS_IN_DETAILS: usize = 64;
 
 /// Resolves every endpoint of `records` (sorted by ID) to an index, in relation order.
-/// `origin_of(i)` names the record's file for errors.
+/// `source_of(i)` gives the record's file and its path inside an inline definition.
 pub fn resolve_endpoints<'r>(
     o: &Origin<'r>,
     records: &'r [CapabilityRecord],
-    file_of: impl Fn(usize) -> Option<&'r str>,
+    source_of: impl Fn(usize) -> (Option<&'r str>, &'r str),
 ) -> Result<Vec<[Vec<u32>; 4]>, GraphError> {
     let find = |id: &str| {
         records
@@ -28,16 +28,14 @@ pub fn resolve_endpoints<'r>(
             let mut resolved = Vec::with_capacity(targets.len());
             for target in targets {
                 let Some(t) = find(target) else {
+                    let (file, prefix) = source_of(i);
                     let origin = Origin {
-                        file: file_of(i),
+                        file,
                         ..o.with_capability(&r.capability_id)
                     };
+                    let field = super::fields::join(prefix, relation.as_str());
                     return Err(origin
-                        .fail(
-                            Code::RelationInvalid,
-                            Some(relation.as_str()),
-                            "missing_endpoint",
-                        )
+                        .fail(Code::RelationInvalid, Some(&field), "missing_endpoint")
                         .detail("endpoint", target.as_str()));
                 };
                 resolved.push(t as u32);

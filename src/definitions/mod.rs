@@ -43,17 +43,19 @@ pub fn validate_provider(
     expected_id: Option<&str>,
     roots: &Roots,
 ) -> Result<ValidatedProvider, GraphError> {
-    let base = Origin {
-        provider_id: expected_id,
-        ..Origin::default()
-    };
     let (provider_value, provider_file) = match raw {
-        RawDefinitions::Inline(v) => (v, None),
-        RawDefinitions::Files { provider, .. } => (provider, Some("provider.json")),
+        RawDefinitions::Inline(v) => (*v, None),
+        RawDefinitions::Files { provider, .. } => (*provider, Some("provider.json")),
     };
+    // An inline definition names its own provider; use that name in errors when it is valid.
+    let named = provider_value
+        .get("providerId")
+        .and_then(Value::as_str)
+        .filter(|id| crate::ids::is_id(id));
     let provider_origin = Origin {
+        provider_id: expected_id.or(named),
         file: provider_file,
-        ..base
+        ..Origin::default()
     };
     let provider_map = object(&provider_origin, provider_value, "")?;
     let inline = matches!(raw, RawDefinitions::Inline(_));
@@ -107,16 +109,22 @@ pub fn validate_provider(
             ));
         }
     }
-    let files: Vec<Option<&str>> = order.iter().map(|&i| inputs[i].0).collect();
+    // Where each sorted record came from: its file, or its path in an inline definition.
+    let sources: Vec<(Option<&str>, &str)> = order
+        .iter()
+        .map(|&i| (inputs[i].0, inputs[i].1.as_str()))
+        .collect();
     let mut slots: Vec<Option<CapabilityRecord>> = records.into_iter().map(Some).collect();
     let capabilities: Vec<CapabilityRecord> = order
         .iter()
         .map(|&i| slots[i].take().expect("each record moved once"))
         .collect();
 
-    let edges = graph::resolve_endpoints(&o, &capabilities, |i| files[i])?;
+    let edges = graph::resolve_endpoints(&o, &capabilities, |i| sources[i])?;
     graph::check_cycles(&o, &capabilities, &edges)?;
-    validate::check_knowledge_ids(&o, &provider, &capabilities)?;
+    validate::check_knowledge_ids(&o, (&provider, provider_file), &capabilities, |i| {
+        sources[i]
+    })?;
     Ok(ValidatedProvider {
         provider,
         capabilities,

@@ -199,21 +199,33 @@ fn endpoints(o: &Origin, v: &Value, field: &str) -> Result<Vec<String>, GraphErr
 }
 
 /// Provider-wide: every knowledge ID means one thing (specification documents first).
-pub fn check_knowledge_ids(
-    o: &Origin,
-    provider: &ProviderRecord,
-    capabilities: &[CapabilityRecord],
+/// `source_of(i)` gives capability `i`'s file and its path inside an inline definition.
+pub fn check_knowledge_ids<'r>(
+    o: &Origin<'r>,
+    provider: (&ProviderRecord, Option<&'r str>),
+    capabilities: &'r [CapabilityRecord],
+    source_of: impl Fn(usize) -> (Option<&'r str>, &'r str),
 ) -> Result<(), GraphError> {
     let mut ids = KnowledgeIds::default();
+    let (provider, provider_file) = provider;
     if let Some(spec) = &provider.specification {
+        let o = Origin {
+            file: provider_file,
+            ..*o
+        };
         for d in &spec.documents {
-            ids.register_document(o, d, "specification.documents")?;
+            ids.register_document(&o, d, "specification.documents")?;
         }
     }
-    for c in capabilities {
-        let o = o.with_capability(&c.capability_id);
+    for (i, c) in capabilities.iter().enumerate() {
+        let (file, prefix) = source_of(i);
+        let o = Origin {
+            file,
+            ..o.with_capability(&c.capability_id)
+        };
+        let field = join(prefix, "knowledge");
         for r in &c.knowledge {
-            ids.register(&o, r, "knowledge")?;
+            ids.register(&o, r, &field)?;
         }
     }
     Ok(())

@@ -3,7 +3,6 @@
 
 pub mod revision;
 
-use crate::config::KnowledgeRootSpec;
 use crate::definitions::model::{KnowledgeRef, ProviderRecord};
 use crate::definitions::ValidatedProvider;
 use std::collections::HashMap;
@@ -125,12 +124,21 @@ impl AuthorityKind {
     }
 }
 
+/// A trusted root bound at load: its real path, and what it was bound to (`directory`, or a
+/// package's name, version and manifest hash) so a later read can tell it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundRoot {
+    pub dir: PathBuf,
+    pub identity: String,
+}
+
 /// Where a snapshot's documents are read from; never part of any output.
 #[derive(Debug, Default)]
 pub struct DocumentRoots {
-    /// The file provider's root, an inline provider's `documentRoot`.
+    /// Real path of the file provider's root or of an inline provider's `documentRoot`.
     pub default_root: Option<PathBuf>,
-    pub aliases: Vec<(String, KnowledgeRootSpec)>,
+    /// `knowledgeRoots` aliases, bound.
+    pub aliases: Vec<(String, BoundRoot)>,
 }
 
 /// A validated provider as one immutable value; queries hold it through an `Arc`.

@@ -2,11 +2,12 @@
 //! authorities through the JS layer). Each source is read whole and validated into a snapshot.
 
 pub mod file;
+pub mod roots;
 
 use crate::config::{ProviderSource, SourceKind};
 use crate::definitions::{validate_provider, RawDefinitions, Roots};
 use crate::error::{Code, GraphError, Phase, Result};
-use crate::snapshot::{AuthorityKind, DocumentRoots, ProviderSnapshot};
+use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
 
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
@@ -17,32 +18,30 @@ pub fn load(source: &ProviderSource, definition: Option<&Value>) -> Result<Provi
         .iter()
         .map(|(a, _)| a.clone())
         .collect();
-    let roots = |default_root| DocumentRoots {
-        default_root,
-        aliases: source.knowledge_roots.clone(),
+    // Every relative-file locator has a root to resolve against: the provider's own (an
+    // inline provider without `documentRoot` is told so when a document is read) or an alias.
+    let rules = Roots {
+        aliases: &aliases,
+        default_root: true,
     };
     match &source.kind {
         SourceKind::Inline {
-            definition: own,
-            document_root,
+            definition: own, ..
         } => {
-            let definition = definition.unwrap_or(own);
-            // An inline provider without `documentRoot` fails when a document is read.
-            let rules = Roots {
-                aliases: &aliases,
-                default_root: true,
-            };
-            let validated = validate_provider(&RawDefinitions::Inline(definition), None, &rules)?;
+            let roots = roots::bind(source)?;
+            let raw = RawDefinitions::Inline(definition.unwrap_or(own));
+            let validated = validate_provider(&raw, None, &rules)?;
             Ok(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::Inline,
-                roots(document_root.clone()),
+                roots,
             ))
         }
         SourceKind::File { root, layout } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
             let files = file::read_provider_dir(root, *layout, provider_id, &config_path)?;
+            let roots = roots::bind(source)?;
             let raw = RawDefinitions::Files {
                 provider: &files.provider,
                 capabilities: files
@@ -51,15 +50,11 @@ pub fn load(source: &ProviderSource, definition: Option<&Value>) -> Result<Provi
                     .map(|d| (d.file.as_str(), &d.value))
                     .collect(),
             };
-            let rules = Roots {
-                aliases: &aliases,
-                default_root: true,
-            };
             let validated = validate_provider(&raw, Some(provider_id), &rules)?;
             Ok(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::File,
-                roots(Some(root.clone())),
+                roots,
             ))
         }
         SourceKind::Database { .. } => Err(GraphError::new(Code::ConfigInvalid)

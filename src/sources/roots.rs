@@ -1,0 +1,115 @@
+//! Trusted document roots, bound once when a provider loads: the provider's own root (a file
+//! provider's folder, an inline provider's `documentRoot`) and its `knowledgeRoots` aliases
+//! (directories, or installed npm packages found as Node.js would find them). Each is
+//! resolved to its real path; none ever appears in an output.
+
+use crate::config::{KnowledgeRootSpec, ProviderSource, SourceKind};
+use crate::error::{Code, GraphError, Phase, Result};
+use crate::snapshot::{BoundRoot, DocumentRoots};
+use serde_json::Value;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// `package.json` files larger than this are not read.
+const PACKAGE_JSON_MAX_BYTES: u64 = 262_144;
+
+fn unusable(path: String, expected: &str) -> GraphError {
+    GraphError::new(Code::ConfigInvalid)
+        .with_phase(Phase::Load)
+        .detail("path", path)
+        .detail("expected", expected)
+}
+
+fn real_dir(path: &Path) -> Option<PathBuf> {
+    fs::canonicalize(path).ok().filter(|p| p.is_dir())
+}
+
+/// The first `node_modules/<name>` from `from` upwards, as `require` looks for packages.
+fn find_package(from: &Path, name: &str) -> Option<PathBuf> {
+    from.ancestors()
+        .map(|dir| dir.join("node_modules").join(name))
+        .find_map(|candidate| real_dir(&candidate))
+}
+
+/// Reads a package's `package.json` and checks it names the package; returns its identity.
+fn package_identity(dir: &Path, name: &str) -> Option<String> {
+    let file = fs::File::open(dir.join("package.json")).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > PACKAGE_JSON_MAX_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(PACKAGE_JSON_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let manifest: Value = serde_json::from_slice(&bytes).ok()?;
+    let version = manifest.get("version")?.as_str()?;
+    (manifest.get("name")?.as_str()? == name).then(|| {
+        format!(
+            "package:{name}@{version}:{}",
+            &blake3::hash(&bytes).to_hex()[..16]
+        )
+    })
+}
+
+fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<BoundRoot> {
+    let at = format!("{path}.knowledgeRoots[{}]", Value::from(alias));
+    match spec {
+        KnowledgeRootSpec::Directory { root_dir } => real_dir(root_dir)
+            .map(|dir| BoundRoot {
+                dir,
+                identity: "directory".into(),
+            })
+            .ok_or_else(|| unusable(format!("{at}.rootDir"), "readable directory")),
+        KnowledgeRootSpec::Package {
+            package_name,
+            resolve_from,
+        } => {
+            let dir = find_package(resolve_from, package_name).ok_or_else(|| {
+                unusable(
+                    format!("{at}.packageName"),
+                    "package installed where resolveFrom can require it",
+                )
+            })?;
+            let identity = package_identity(&dir, package_name).ok_or_else(|| {
+                unusable(
+                    format!("{at}.packageName"),
+                    "package with a readable package.json naming it",
+                )
+            })?;
+            Ok(BoundRoot { dir, identity })
+        }
+    }
+}
+
+/// Binds every root of `source`; `file_root` is a file provider's folder.
+pub fn bind(source: &ProviderSource) -> Result<DocumentRoots> {
+    let default_root = match &source.kind {
+        SourceKind::File { root, .. } => Some(real_dir(root).ok_or_else(|| {
+            unusable(
+                format!("{}.authority.rootDir", source.path),
+                "readable directory",
+            )
+        })?),
+        SourceKind::Inline {
+            document_root: Some(dir),
+            ..
+        } => Some(real_dir(dir).ok_or_else(|| {
+            unusable(
+                format!("{}.documentRoot", source.path),
+                "readable directory",
+            )
+        })?),
+        _ => None,
+    };
+    let aliases = source
+        .knowledge_roots
+        .iter()
+        .map(|(alias, spec)| Ok((alias.clone(), bind_alias(alias, spec, &source.path)?)))
+        .collect::<Result<_>>()?;
+    Ok(DocumentRoots {
+        default_root,
+        aliases,
+    })
+}
