@@ -305,6 +305,181 @@ export interface ReloadResult {
   error?: GraphErrorJSON;
 }
 
+// --- Discovery ---------------------------------------------------------------------------------
+
+/** Verbs that read a whole scope accept a narrower one. */
+export interface ScopedQuery extends RevisionPins {
+  requestProviderScope?: string[];
+}
+
+export interface Budgets {
+  [budget: string]: number;
+}
+
+export interface ProviderSummary {
+  providerId: string;
+  name: string;
+  version: string;
+  authorityKind: 'inline' | 'file' | 'database';
+  specification?: {
+    specificationId: string;
+    version: string;
+    appliesTo?: { software?: string; versionRange?: string; conditions?: string };
+    documentCount: number;
+  };
+  staticRevision: string;
+}
+
+export interface DocumentPage {
+  items: KnowledgeDocumentRef[];
+  completeness: 'complete' | 'truncated';
+  nextCursor?: string;
+}
+
+export interface ProviderResult extends ProviderSummary {
+  /** The first page of specification documents (metadata only). */
+  specificationDocuments?: DocumentPage;
+  meta: ResultMeta & { budgets: Budgets };
+}
+
+export interface SpecificationDocumentsQuery extends ScopedQuery {
+  providerId: string;
+  cursor?: string;
+  /** Default 20; larger values are clamped to 100 (`budgets.specification`). */
+  limit?: number;
+}
+
+export interface SpecificationDocumentsPage extends DocumentPage {
+  providerId: string;
+  meta: ResultMeta & { budgets: Budgets };
+}
+
+/** A row of the catalog and of neighbour groups. */
+export interface CatalogRecord {
+  id: CapabilityId;
+  qualifiedId: string;
+  providerId: string;
+  name: string;
+  description: string;
+  whenToUse: string;
+  staticRevision: string;
+  distinction?: string;
+}
+
+export interface CatalogQuery extends ScopedQuery {
+  /** Plain `startsWith` on the capability ID. */
+  capabilityIdPrefix?: string;
+  /** Direct children of this capability only. */
+  parent?: CapabilityRef;
+  cursor?: string;
+  /** Default and maximum `budgets.catalog.maxItems` (200); larger values are clamped. */
+  limit?: number;
+}
+
+export interface CatalogPage {
+  items: CatalogRecord[];
+  meta: ResultMeta & {
+    filter: { scope: string[]; prefix: string | null; parent: CapabilityId | null; limit: number };
+    budgets: Budgets;
+  };
+  nextCursor?: string;
+}
+
+export type NeighborKind =
+  | 'parents' | 'children' | 'specializes' | 'specializedBy'
+  | 'related' | 'relatedBy' | 'requires' | 'requiredBy';
+
+export interface ViewEntry {
+  id: CapabilityId;
+  staticRevision: string;
+}
+
+export interface CapabilityDetailQuery extends ScopedQuery {
+  /** Default 50, 0 allowed, clamped to 100. */
+  neighborLimitPerKind?: number;
+  /** Default 20, clamped to 100. */
+  knowledgeLimit?: number;
+  /** Continue a capability's knowledge page: qualified ID → its `nextCursor`. */
+  knowledgeCursors?: Record<string, string>;
+}
+
+export type KnowledgeSummary =
+  | KnowledgeDocumentRef
+  | { kind: 'collection'; knowledgeId: string; title?: string; summary?: string; memberCount: number };
+
+export interface CapabilityDetail {
+  id: CapabilityId;
+  qualifiedId: string;
+  name: string;
+  description: string;
+  whenToUse: string;
+  distinction?: string;
+  staticRevision: string;
+  examples: string[];
+  neighborSummaries: Record<NeighborKind, { items: Array<{ id: CapabilityId; name: string }>; completeness: 'complete' | 'truncated' }>;
+  knowledge: { items: KnowledgeSummary[]; completeness: 'complete' | 'truncated'; nextCursor?: string };
+}
+
+/** One slot per input, in input order; check `ok`. */
+export type BatchItem<T> =
+  | { inputIndex: number; ok: true; value: T }
+  | { inputIndex: number; ok: false; error: GraphErrorJSON };
+
+export interface CapabilityDetails {
+  results: Array<BatchItem<CapabilityDetail>>;
+  meta: ResultMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
+}
+
+export interface NeighborQuery extends ScopedQuery {
+  /** Default: all eight, in their fixed order. */
+  kinds?: NeighborKind[];
+  /** Default 50, clamped to 100. */
+  limitPerKind?: number;
+  /** Continue a group: kind → its `nextCursor` (the kind must be requested). */
+  cursors?: Partial<Record<NeighborKind, string>>;
+}
+
+export interface NeighborGroup {
+  items: CatalogRecord[];
+  completeness: Completeness;
+  nextCursor?: string;
+}
+
+export interface NeighborPage {
+  id: CapabilityId;
+  groups: Record<NeighborKind, NeighborGroup>;
+  meta: ResultMeta & { filter: { kinds: NeighborKind[] }; budgets: Budgets; view: { capabilities: ViewEntry[] } };
+}
+
+export interface KnowledgeMembersQuery extends ScopedQuery {
+  capability: CapabilityRef;
+  collectionId: string;
+  cursor?: string;
+  /** Default 20, clamped to 100. */
+  limit?: number;
+}
+
+export interface KnowledgeMembersPage extends DocumentPage {
+  id: CapabilityId;
+  collectionId: string;
+  meta: ResultMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
+}
+
+export interface SelectionQuery extends ScopedQuery {
+  /** 1–32 references (`budgets.selection.maxSelected`). */
+  selected: CapabilityRef[];
+}
+
+export interface SelectionResult {
+  requested: CapabilityId[];
+  /** Every capability of the closure, sorted by qualified ID. */
+  resolved: CapabilityId[];
+  added: CapabilityId[];
+  requiresEdges: Array<{ from: CapabilityId; to: CapabilityId }>;
+  reasons: Array<{ id: CapabilityId; reason: { requested: boolean; requiredBy: CapabilityId[] } }>;
+  meta: ResultMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 
@@ -316,16 +491,37 @@ export declare class CapabilityGraph {
   forProvider(providerId: string): BoundProviderGraph;
   /** Capabilities plus the closure of what they require. */
   resolve(query: ResolveQuery): Promise<ResolveResult>;
+  listProviders(query?: ScopedQuery): Promise<{ items: ProviderSummary[]; meta: ResultMeta }>;
+  getProvider(providerId: string, query?: ScopedQuery): Promise<ProviderResult>;
+  listSpecificationDocuments(query: SpecificationDocumentsQuery): Promise<SpecificationDocumentsPage>;
+  /** The catalog in provider then capability ID order, paged by count and bytes. */
+  listCatalog(query?: CatalogQuery): Promise<CatalogPage>;
+  getCapabilities(ids: CapabilityRef[], query?: CapabilityDetailQuery): Promise<CapabilityDetails>;
+  getNeighbors(id: CapabilityRef, query?: NeighborQuery): Promise<NeighborPage>;
+  listKnowledgeMembers(query: KnowledgeMembersQuery): Promise<KnowledgeMembersPage>;
+  /** The selection plus everything it requires, all or nothing. */
+  resolveSelection(query: SelectionQuery): Promise<SelectionResult>;
   /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
   /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
   close(): Promise<void>;
 }
 
+/** Queries on a bound facade: no request scope (it is always the bound provider). */
+type Bound<Q> = Omit<Q, 'requestProviderScope'>;
+
 export declare class BoundProviderGraph {
   private constructor();
   readonly providerId: string;
   resolve(query: BoundResolveQuery): Promise<ResolveResult>;
+  listProviders(query?: Bound<ScopedQuery>): Promise<{ items: ProviderSummary[]; meta: ResultMeta }>;
+  getProvider(query?: Bound<ScopedQuery>): Promise<ProviderResult>;
+  listSpecificationDocuments(query?: Bound<Omit<SpecificationDocumentsQuery, 'providerId'>>): Promise<SpecificationDocumentsPage>;
+  listCatalog(query?: Bound<Omit<CatalogQuery, 'parent'>> & { parent?: BoundCapabilityRef }): Promise<CatalogPage>;
+  getCapabilities(ids: BoundCapabilityRef[], query?: Bound<CapabilityDetailQuery>): Promise<CapabilityDetails>;
+  getNeighbors(id: BoundCapabilityRef, query?: Bound<NeighborQuery>): Promise<NeighborPage>;
+  listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<KnowledgeMembersPage>;
+  resolveSelection(query: Bound<Omit<SelectionQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<SelectionResult>;
 }
 
 /** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */

@@ -61,3 +61,29 @@ async function main(): Promise<void> {
   await graph.close();
 }
 void main;
+
+async function discovery(graph: CapabilityGraph): Promise<void> {
+  const page = await graph.listCatalog({ capabilityIdPrefix: 'route', limit: 10 });
+  const next: string | undefined = page.nextCursor;
+  await graph.listCatalog({ cursor: next, parent: 'seed.http::route' });
+  const details = await graph.getCapabilities(['seed.http::route'], { knowledgeLimit: 5 });
+  for (const slot of details.results) {
+    if (slot.ok) void slot.value.neighborSummaries.children.items[0]?.name;
+    else void slot.error.code;
+  }
+  const n = await graph.getNeighbors('seed.http::route', { kinds: ['children'], cursors: { children: 'x' } });
+  void n.groups.requiredBy.completeness;
+  const sel = await graph.resolveSelection({ selected: ['seed.http::route'] });
+  void sel.reasons[0].reason.requiredBy;
+  const p = await graph.getProvider('seed.http');
+  void p.specificationDocuments?.items[0].locator;
+  const bound = graph.forProvider('seed.http');
+  await bound.getProvider();
+  await bound.getNeighbors('route');
+  await bound.listKnowledgeMembers({ capability: 'route', collectionId: 'C-1' });
+  // @ts-expect-error a bound facade takes no request scope
+  await bound.listCatalog({ requestProviderScope: ['x'] });
+  // @ts-expect-error unknown neighbour kind
+  await graph.getNeighbors('a::b', { kinds: ['siblings'] });
+}
+void discovery;
