@@ -68,19 +68,20 @@ function capability(i, n, rnd) {
   const groupStart = group * GROUP_SIZE;
   const areaStart = Math.floor(group / GROUPS_PER_AREA) * GROUPS_PER_AREA * GROUP_SIZE;
   const verb = rnd.pick(VERBS);
+  const Verb = verb[0].toUpperCase() + verb.slice(1);
   const noun = rnd.pick(NOUNS);
   const qualifier = rnd.pick(QUALIFIERS);
 
   const record = {
     capabilityId: id,
-    name: `${verb[0].toUpperCase()}${verb.slice(1)} ${qualifier} ${noun}s (${i})`,
-    description: `${verb[0].toUpperCase()}${verb.slice(1)} ${qualifier} ${noun}s ${rnd.pick(PLACES)}; ` +
+    name: `${Verb} ${qualifier} ${noun}s (${i})`,
+    description: `${Verb} ${qualifier} ${noun}s ${rnd.pick(PLACES)}; ` +
       `covers ${sentence(rnd, 6)}.`,
     whenToUse: `Use when a change needs to ${verb} a ${qualifier} ${noun} ${rnd.pick(PLACES)}, ` +
       `for example to ${sentence(rnd, 3)}.`,
     distinction: `Only about ${qualifier} ${noun}s; it does not ${rnd.pick(VERBS)} ` +
       `${rnd.pick(NOUNS)}s or ${sentence(rnd, 2)}.`,
-    examples: [`${verb[0].toUpperCase()}${verb.slice(1)} every ${qualifier} ${noun} ${rnd.pick(PLACES)}.`],
+    examples: [`${Verb} every ${qualifier} ${noun} ${rnd.pick(PLACES)}.`],
   };
   if (rnd() < 0.5) record.examples.push(`Make ${sentence(rnd, 5)} ${rnd.pick(PLACES)}.`);
 
@@ -117,7 +118,7 @@ function capability(i, n, rnd) {
   return record;
 }
 
-/** A markdown body of 0.5–4 KiB, so document reads have something realistic to return. */
+/** A markdown body of 0.5–5 KiB, so document reads have something realistic to return. */
 function knowledgeBody(record, rnd) {
   const paragraphs = [`# ${record.name}\n`, `${record.description}\n`];
   for (let p = 2 + rnd.int(12); p > 0; p--) paragraphs.push(`${sentence(rnd, 20 + rnd.int(30))}.\n`);
@@ -203,7 +204,7 @@ export async function generate(n, { log = () => {} } = {}) {
   return dir;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const n = Number(process.argv[2] ?? 1000);
   console.log(await generate(n, { log: (m) => console.error(m) }));
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod cursor;
 pub mod definitions;
 pub mod engine;
+pub mod fsx;
 pub mod error;
 pub mod ids;
 pub mod json;

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::fs::{self, File, FileType, Metadata, OpenOptions};
+use std::fs::{self, File, FileType, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -63,36 +63,6 @@ const SKIPPED_DIRS: [&str; 7] = [
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Below this many files per thread, spawning costs more than it saves.
 const FILES_PER_WORKER_MIN: usize = 64;
-
-/// Without libc the flag has to be spelled out. Where its value is not known for sure it stays 0,
-/// and the type check made before opening remains the guard against blocking on a FIFO.
-#[cfg(unix)]
-const O_NONBLOCK: i32 = if cfg!(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-)) {
-    0x0004
-} else if cfg!(all(
-    any(target_os = "linux", target_os = "android"),
-    any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "powerpc64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-)) {
-    0o4000
-} else {
-    0
-};
 
 /// Reads the manifest and every definition file of the provider rooted at `root`.
 ///
@@ -649,16 +619,8 @@ fn require_regular(meta: io::Result<Metadata>) -> Result<(), Reason> {
     }
 }
 
-/// Non-blocking where the flag is known, in case the path became a FIFO after it was checked.
 fn open_nonblocking(path: &Path) -> Result<File, Reason> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(O_NONBLOCK);
-    }
-    options.open(path).map_err(|_| Reason::FileUnreadable)
+    crate::fsx::open_nonblocking(path).map_err(|_| Reason::FileUnreadable)
 }
 
 /// Size and modification time, as seen through the open handle.
@@ -1442,7 +1404,7 @@ mod tests {
         assert_eq!(result, Err(Reason::NotRegularFile));
     }
 
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     #[test]
     fn opening_a_fifo_does_not_wait_for_a_writer() {
         let f = Fixture::new();
@@ -1455,9 +1417,7 @@ mod tests {
             let _ = sender.send(outcome);
         });
         let outcome = receiver.recv_timeout(Duration::from_secs(10));
-        if O_NONBLOCK != 0 {
-            assert_eq!(outcome.unwrap(), Err(Reason::NotRegularFile));
-        }
+        assert_eq!(outcome.unwrap(), Err(Reason::NotRegularFile));
     }
 
     /// procfs reports a size of 0 for files that do have content: the same mismatch a file
