@@ -9,6 +9,7 @@ const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
 let runQuery;
+let runRead;
 let graphOf;
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
@@ -82,6 +83,8 @@ const UNARY_VERBS = [
   'listKnowledgeMembers',
   'resolveSelection',
 ];
+/** Body reads: one query object, run off the JS thread. */
+const READ_VERBS = ['readDocuments', 'readSpecification', 'readDocumentPage', 'readSpecificationPage'];
 /** Query verbs taking a target and a query object. */
 const BINARY_VERBS = ['getProvider', 'getCapabilities', 'getNeighbors'];
 
@@ -112,6 +115,8 @@ class CapabilityGraph {
 
   static {
     runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
+    runRead = async (graph, verb, args, providerId) =>
+      unwrap(await call(() => graph.#native.read(verb, args, providerId)));
   }
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
@@ -152,6 +157,14 @@ for (const verb of UNARY_VERBS) {
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
     return runQuery(graphOf(this), verb, wire(query), this.providerId);
+  };
+}
+for (const verb of READ_VERBS) {
+  CapabilityGraph.prototype[verb] = async function (query) {
+    return runRead(this, verb, wire(query));
+  };
+  BoundProviderGraph.prototype[verb] = async function (query) {
+    return runRead(graphOf(this), verb, wire(query), this.providerId);
   };
 }
 for (const verb of BINARY_VERBS.filter((v) => v !== 'getProvider')) {

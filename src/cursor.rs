@@ -13,13 +13,23 @@ pub const MAX_CURSOR_CHARS: usize = 32_768;
 
 const VERSION: u8 = 1;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Wire<'a> {
     v: u8,
     kind: &'a str,
     rev: &'a str,
     filter: &'a str,
     after: &'a str,
+}
+
+/// The decoded form owns its strings: a position may contain escapes, which cannot be borrowed.
+#[derive(Deserialize)]
+struct OwnedWire {
+    v: u8,
+    kind: String,
+    rev: String,
+    filter: String,
+    after: String,
 }
 
 /// What a cursor is bound to.
@@ -65,7 +75,7 @@ pub fn decode(cursor: &str, binding: &Binding) -> Result<String> {
         return Err(bad());
     }
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
-    let wire: Wire = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let wire: OwnedWire = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     if wire.v != VERSION {
         return Err(bad());
     }
@@ -75,7 +85,7 @@ pub fn decode(cursor: &str, binding: &Binding) -> Result<String> {
     {
         return Err(GraphError::new(Code::RevisionMismatch));
     }
-    Ok(wire.after.to_owned())
+    Ok(wire.after)
 }
 
 #[cfg(test)]

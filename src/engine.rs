@@ -5,7 +5,9 @@ use crate::config::{Budgets, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::is_id;
 use crate::query::args::{invalid, Args};
-use crate::query::{catalog, details, members, neighbors, providers, resolve, selection, Call};
+use crate::query::{
+    catalog, details, members, neighbors, providers, reads, resolve, selection, Call,
+};
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
 use crate::store::{ProviderSlots, Store, StoreState};
@@ -106,6 +108,20 @@ impl Engine {
         self.call(bound)
             .and_then(|call| run(&call, args))
             .map_err(|e| e.in_verb(Phase::Query))
+    }
+
+    /// A body read by its public name; errors take phase `document`. Runs off the JS thread.
+    pub fn read(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<String> {
+        let run = match verb {
+            "readDocuments" => reads::read_documents,
+            "readSpecification" => reads::read_specification,
+            "readDocumentPage" => reads::read_document_page,
+            "readSpecificationPage" => reads::read_specification_page,
+            _ => return Err(invalid("verb", "a read verb")),
+        };
+        self.call(bound)
+            .and_then(|call| run(&call, args))
+            .map_err(|e| e.in_verb(Phase::Document))
     }
 
     /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5).

@@ -434,6 +434,13 @@ pub fn project_component_error(
     }
 }
 
+/// `CG_INPUT_INVALID` about one argument: which field, and what it should have been.
+pub fn input_invalid(field: &str, expected: &str) -> GraphError {
+    GraphError::new(Code::InputInvalid)
+        .detail("field", field)
+        .detail("expected", expected)
+}
+
 /// Runs `f`, turning a panic (a bug) into `CG_INTERNAL` with no detail.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))

@@ -81,6 +81,30 @@ pub fn open(config: String) -> AsyncTask<OpenTask> {
     })
 }
 
+/// A body read on the libuv pool: file I/O never runs on the JS thread.
+pub struct ReadTask {
+    engine: Arc<Engine>,
+    verb: String,
+    args: String,
+    bound: Option<String>,
+}
+
+impl Task for ReadTask {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        Ok(outcome(guarded(|| {
+            self.engine
+                .read(&self.verb, &self.args, self.bound.as_deref())
+        })))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
 pub struct ReloadTask {
     engine: Arc<Engine>,
     args: String,
@@ -113,6 +137,17 @@ impl NativeGraph {
         outcome(guarded(|| {
             self.engine.query(&verb, &args, bound.as_deref())
         }))
+    }
+
+    /// Runs the body read `verb` off the JS thread.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn read(&self, verb: String, args: String, bound: Option<String>) -> AsyncTask<ReadTask> {
+        AsyncTask::new(ReadTask {
+            engine: self.engine.clone(),
+            verb,
+            args,
+            bound,
+        })
     }
 
     #[napi(ts_return_type = "Promise<string>")]

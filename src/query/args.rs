@@ -2,16 +2,12 @@
 //! checked here, once. Unknown keys and `null` are `CG_INPUT_INVALID` with
 //! `details { field, expected }`.
 
-use crate::error::{Code, GraphError, Result};
+use crate::error::Result;
 use crate::ids::{is_id, parse_qualified};
 use crate::json::is_non_json_marker;
 use serde_json::{Map, Value};
 
-pub fn invalid(field: &str, expected: &str) -> GraphError {
-    GraphError::new(Code::InputInvalid)
-        .detail("field", field)
-        .detail("expected", expected)
-}
+pub use crate::error::input_invalid as invalid;
 
 /// A query object with its keys checked against the verb's list.
 pub struct Args {
@@ -168,6 +164,7 @@ pub fn format_qualified_id(json: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Code;
     use serde_json::json;
 
     #[test]

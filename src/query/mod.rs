@@ -10,6 +10,7 @@ pub mod members;
 pub mod neighbors;
 pub mod page;
 pub mod providers;
+pub mod reads;
 pub mod resolve;
 pub mod selection;
 pub mod views;

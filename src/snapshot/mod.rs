@@ -130,6 +130,8 @@ impl AuthorityKind {
 pub struct BoundRoot {
     pub dir: PathBuf,
     pub identity: String,
+    /// The npm package name for a package root.
+    pub package: Option<String>,
 }
 
 /// Where a snapshot's documents are read from; never part of any output.

@@ -2,7 +2,6 @@
 //! authorities through the JS layer). Each source is read whole and validated into a snapshot.
 
 pub mod file;
-pub mod roots;
 
 use crate::config::{ProviderSource, SourceKind};
 use crate::definitions::{validate_provider, RawDefinitions, Roots};
@@ -28,7 +27,7 @@ pub fn load(source: &ProviderSource, definition: Option<&Value>) -> Result<Provi
         SourceKind::Inline {
             definition: own, ..
         } => {
-            let roots = roots::bind(source)?;
+            let roots = crate::knowledge::roots::bind(source)?;
             let raw = RawDefinitions::Inline(definition.unwrap_or(own));
             let validated = validate_provider(&raw, None, &rules)?;
             Ok(ProviderSnapshot::build(
@@ -41,7 +40,7 @@ pub fn load(source: &ProviderSource, definition: Option<&Value>) -> Result<Provi
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
             let files = file::read_provider_dir(root, *layout, provider_id, &config_path)?;
-            let roots = roots::bind(source)?;
+            let roots = crate::knowledge::roots::bind(source)?;
             let raw = RawDefinitions::Files {
                 provider: &files.provider,
                 capabilities: files

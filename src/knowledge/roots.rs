@@ -33,7 +33,7 @@ fn find_package(from: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Reads a package's `package.json` and checks it names the package; returns its identity.
-fn package_identity(dir: &Path, name: &str) -> Option<String> {
+pub fn package_identity(dir: &Path, name: &str) -> Option<String> {
     let file = fs::File::open(dir.join("package.json")).ok()?;
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > PACKAGE_JSON_MAX_BYTES {
@@ -60,6 +60,7 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
             .map(|dir| BoundRoot {
                 dir,
                 identity: "directory".into(),
+                package: None,
             })
             .ok_or_else(|| unusable(format!("{at}.rootDir"), "readable directory")),
         KnowledgeRootSpec::Package {
@@ -78,7 +79,11 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
                     "package with a readable package.json naming it",
                 )
             })?;
-            Ok(BoundRoot { dir, identity })
+            Ok(BoundRoot {
+                dir,
+                identity,
+                package: Some(package_name.clone()),
+            })
         }
     }
 }

@@ -1,0 +1,318 @@
+//! Document bytes: a whole body up to a budget, or one page of any size of document. Files are
+//! opened without blocking (a FIFO never hangs a read), must stay the same regular file for the
+//! whole read, and must be strict UTF-8; BOM and CRLF are kept as they are.
+
+use crate::error::{input_invalid as invalid, Code, GraphError, NextAction, Result};
+use crate::fsx::{open_nonblocking, Stamp};
+use crate::snapshot::revision::content_id;
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Bytes hashed per step when a whole document is scanned.
+const SCAN_CHUNK: usize = 256 * 1024;
+
+fn changed() -> GraphError {
+    GraphError::new(Code::DocumentUnreadable)
+        .with_action(NextAction::Retry)
+        .detail("reason", "changed_while_reading")
+}
+
+fn not_utf8() -> GraphError {
+    GraphError::new(Code::DocumentUnreadable).detail("reason", "invalid_utf8")
+}
+
+/// Opens a located document: a regular file, the same one the path named.
+fn open(path: &Path) -> Result<(File, Stamp)> {
+    let meta = fs::metadata(path).map_err(|_| GraphError::new(Code::DocumentNotFound))?;
+    if !meta.is_file() {
+        return Err(
+            GraphError::new(Code::DocumentAccessDenied).detail("reason", "not_regular_file")
+        );
+    }
+    let file = open_nonblocking(path).map_err(|_| changed())?;
+    let stamp = stamp_of(&file)?;
+    if (stamp.dev, stamp.ino) != (Stamp::of(&meta).dev, Stamp::of(&meta).ino) {
+        return Err(changed());
+    }
+    Ok((file, stamp))
+}
+
+fn stamp_of(file: &File) -> Result<Stamp> {
+    let meta = file.metadata().map_err(|_| changed())?;
+    if !meta.is_file() {
+        return Err(
+            GraphError::new(Code::DocumentAccessDenied).detail("reason", "not_regular_file")
+        );
+    }
+    Ok(Stamp::of(&meta))
+}
+
+/// A whole document body, as text.
+pub struct Whole {
+    pub text: String,
+    pub content_id: String,
+}
+
+/// Reads a whole document of at most `max_bytes` (else `CG_DOCUMENT_TOO_LARGE`).
+pub fn read_whole(path: &Path, max_bytes: u64) -> Result<Whole> {
+    let (file, before) = open(path)?;
+    if before.len > max_bytes {
+        return Err(GraphError::new(Code::DocumentTooLarge)
+            .detail("budget", "read.maxResponseBytes")
+            .detail("limit", max_bytes));
+    }
+    let mut bytes = Vec::with_capacity(before.len as usize);
+    (&file)
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| changed())?;
+    if stamp_of(&file)? != before || bytes.len() as u64 != before.len {
+        return Err(changed());
+    }
+    let content_id = content_id(&bytes);
+    let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
+    Ok(Whole { text, content_id })
+}
+
+/// What a page cursor remembers of its document: the whole document's content ID (hashed once,
+/// on the first page) and the file's stamp digest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Known {
+    pub content_id: String,
+    pub stamp: String,
+}
+
+pub struct Page {
+    pub text: String,
+    pub start: u64,
+    pub end: u64,
+    pub total: u64,
+    pub known: Known,
+    pub page_content_id: String,
+}
+
+/// Hashes and validates a whole document without holding it in memory.
+fn scan(file: &mut File) -> Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; SCAN_CHUNK];
+    // Bytes of a code point split across two chunks.
+    let mut carry: Vec<u8> = Vec::with_capacity(4);
+    loop {
+        let n = file.read(&mut buf).map_err(|_| changed())?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        let mut chunk = std::mem::take(&mut carry);
+        chunk.extend_from_slice(&buf[..n]);
+        match std::str::from_utf8(&chunk) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_none() => carry = chunk[e.valid_up_to()..].to_vec(),
+            Err(_) => return Err(not_utf8()),
+        }
+    }
+    if !carry.is_empty() {
+        return Err(not_utf8());
+    }
+    Ok(format!("k:{}", &hasher.finalize().to_hex()[..16]))
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// Where a page that does not reach the end should stop: after the last blank line or code
+/// fence line that ends in the second half of the page, else at the code-point boundary `cut`.
+fn preferred_end(window: &[u8], cut: usize) -> usize {
+    let half = cut / 2;
+    let mut best = None;
+    let mut line_start = 0;
+    for (i, &b) in window[..cut].iter().enumerate() {
+        if b != b'\n' {
+            continue;
+        }
+        let line = &window[line_start..i];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let end = i + 1;
+        if end >= half && (line.is_empty() || line.starts_with(b"```") || line.starts_with(b"~~~"))
+        {
+            best = Some(end);
+        }
+        line_start = end;
+    }
+    best.unwrap_or(cut)
+}
+
+/// Reads the page starting at byte `start`, at most `max_bytes` long. Without `known` (a first
+/// page) the whole document is scanned once for its content ID; with it, only the page's own
+/// bytes are read, after checking the file is still the one the cursor was served from.
+pub fn read_page(path: &Path, start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
+    let (mut file, before) = open(path)?;
+    let known = match known {
+        Some(k) if k.stamp != before.digest() => {
+            return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"))
+        }
+        Some(k) => k.clone(),
+        None => Known {
+            content_id: scan(&mut file)?,
+            stamp: before.digest(),
+        },
+    };
+    let total = before.len;
+    if start > total {
+        return Err(invalid("startOffset", "offset within the document"));
+    }
+    let want = max_bytes.min(total - start);
+    // One byte past the window shows whether the cut splits a code point.
+    let mut window = Vec::with_capacity(want as usize + 1);
+    file.seek(SeekFrom::Start(start)).map_err(|_| changed())?;
+    (&file)
+        .take(want + 1)
+        .read_to_end(&mut window)
+        .map_err(|_| changed())?;
+    if window.first().is_some_and(|&b| is_continuation(b)) {
+        return Err(invalid(
+            "startOffset",
+            "offset on a UTF-8 character boundary",
+        ));
+    }
+    let last_page = start + want == total;
+    let mut cut = want as usize;
+    if !last_page {
+        while cut > 0 && window.get(cut).is_some_and(|&b| is_continuation(b)) {
+            cut -= 1;
+        }
+        if cut == 0 {
+            return Err(GraphError::new(Code::BudgetExceeded)
+                .detail("reason", "page_smaller_than_character"));
+        }
+        cut = preferred_end(&window, cut);
+    }
+    window.truncate(cut);
+    if stamp_of(&file)? != before {
+        return Err(changed());
+    }
+    let page_content_id = content_id(&window);
+    let text = String::from_utf8(window).map_err(|_| not_utf8())?;
+    Ok(Page {
+        text,
+        start,
+        end: start + cut as u64,
+        total,
+        known,
+        page_content_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("cg-body-{}-{name}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("doc.md");
+        fs::File::create(&path).unwrap().write_all(bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn pages_concatenate_to_the_file_on_character_boundaries() {
+        let mut text = String::from("\u{feff}# 标题\r\n\r\n");
+        for i in 0..2000 {
+            text.push_str(&format!("行 {i} 🙂 ünïcödé\n"));
+            if i % 37 == 0 {
+                text.push_str("\n```\ncode\n```\n");
+            }
+        }
+        let path = temp("pages", text.as_bytes());
+        let first = read_page(&path, 0, 1000, None).unwrap();
+        let mut out = first.text.clone();
+        let mut next = first.end;
+        let known = first.known.clone();
+        assert_eq!(known.content_id, content_id(text.as_bytes()));
+        while next < first.total {
+            let page = read_page(&path, next, 1000, Some(&known)).unwrap();
+            assert!(page.end > page.start && page.end - page.start <= 1000);
+            out.push_str(&page.text);
+            next = page.end;
+        }
+        assert_eq!(out, text);
+        let whole = read_whole(&path, 10_000_000).unwrap();
+        assert_eq!(whole.text, text);
+        assert_eq!(whole.content_id, known.content_id);
+    }
+
+    #[test]
+    fn bad_offsets_and_tiny_pages_are_rejected() {
+        let path = temp("offsets", "é€🙂".as_bytes());
+        assert_eq!(
+            read_page(&path, 1, 10, None).err().unwrap().code(),
+            Code::InputInvalid
+        );
+        assert_eq!(
+            read_page(&path, 99, 10, None).err().unwrap().code(),
+            Code::InputInvalid
+        );
+        assert_eq!(
+            read_page(&path, 2, 2, None).err().unwrap().code(),
+            Code::BudgetExceeded
+        );
+        let all = read_page(&path, 0, 100, None).unwrap();
+        assert_eq!(all.text, "é€🙂");
+        assert_eq!(
+            read_whole(&path, 3).err().unwrap().code(),
+            Code::DocumentTooLarge
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_and_changed_files_are_unreadable() {
+        let path = temp("utf8", b"ok \xff bad");
+        assert_eq!(
+            read_whole(&path, 100).err().unwrap().code(),
+            Code::DocumentUnreadable
+        );
+        assert_eq!(
+            read_page(&path, 0, 100, None).err().unwrap().code(),
+            Code::DocumentUnreadable
+        );
+        let path = temp("changed", b"one\n\ntwo\n\nthree");
+        let first = read_page(&path, 0, 6, None).unwrap();
+        fs::File::create(&path)
+            .unwrap()
+            .write_all(b"ONE\n\ntwo\n\nthree!")
+            .unwrap();
+        let e = read_page(&path, first.end, 6, Some(&first.known))
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), Code::RevisionMismatch);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn directories_and_fifos_are_denied_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("cg-body-{}-fifo", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        assert_eq!(
+            read_whole(&dir, 10).err().unwrap().code(),
+            Code::DocumentAccessDenied
+        );
+        let fifo = dir.join("pipe.md");
+        let _ = fs::remove_file(&fifo);
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert_eq!(
+            read_whole(&fifo, 10).err().unwrap().code(),
+            Code::DocumentAccessDenied
+        );
+        assert_eq!(
+            read_page(&fifo, 0, 10, None).err().unwrap().code(),
+            Code::DocumentAccessDenied
+        );
+    }
+}
