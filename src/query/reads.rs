@@ -570,7 +570,7 @@ fn page_of(
     Ok(text)
 }
 
-fn knowledge_id_arg<'a>(args: &'a Args) -> Result<&'a str> {
+fn knowledge_id_arg(args: &Args) -> Result<&str> {
     args.string("knowledgeId")?
         .filter(|k| is_knowledge_id(k))
         .ok_or_else(|| invalid("knowledgeId", "knowledge ID"))
