@@ -63,12 +63,56 @@ function describeHost(value, hosts) {
   return JSON.stringify({ [HOST_KEY]: handle, id, providerId, methods: methodNames(value) });
 }
 
+/** The host objects of a config by slot, for the calls the JS layer makes to them. */
+function newHosts() {
+  return { all: [], readers: [] };
+}
+
 function wireConfig(config, hosts) {
   return toWireJson(config, (value, path) => {
     if (!atHostSlot(path)) return undefined;
-    return describeHost(value, hosts);
+    if (path[0] === 'readers') hosts.readers[path[1]] = value;
+    return describeHost(value, hosts.all);
   });
 }
+
+/**
+ * Asks the host's readers for one URL document: the first reader whose canRead accepts it
+ * reads it. What comes back is passed to the engine unjudged; the engine validates it.
+ */
+async function askReaders(readers, request, bodies) {
+  const answer = { key: request.key };
+  const failed = (error) => ({ ...answer, kind: 'failed', code: typeof error?.code === 'string' ? error.code : null });
+  for (const reader of readers) {
+    let accepts;
+    try {
+      accepts = reader.canRead(request.ref) === true;
+    } catch (error) {
+      return failed(error);
+    }
+    if (!accepts) continue;
+    let out;
+    try {
+      out = await reader.read(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { maxBytes: request.maxBytes });
+    } catch (error) {
+      return failed(error);
+    }
+    const field = (name) => {
+      try {
+        return typeof out?.[name] === 'string' ? out[name] : null;
+      } catch {
+        return null;
+      }
+    };
+    let buffer = null;
+    if (out?.bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength)) - 1;
+    return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
+  }
+  return { ...answer, kind: 'none' };
+}
+
+/** Rounds of host reads a call may need: documents can only be added by a reload in between. */
+const MAX_READ_ROUNDS = 4;
 
 // An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
@@ -101,7 +145,7 @@ class CapabilityGraph {
 
   /** Validates the config, loads every provider and resolves the open graph. */
   static async open(config) {
-    const hosts = [];
+    const hosts = newHosts();
     const opened = await call(native.open, wireConfig(config, hosts));
     if (typeof opened === 'string') unwrap(opened);
     return new CapabilityGraph(CONSTRUCT, opened, hosts);
@@ -115,8 +159,20 @@ class CapabilityGraph {
 
   static {
     runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
-    runRead = async (graph, verb, args, providerId) =>
-      unwrap(await call(() => graph.#native.read(verb, args, providerId)));
+    runRead = async (graph, verb, args, providerId) => {
+      const answers = [];
+      const bodies = [];
+      for (let round = 0; round < MAX_READ_ROUNDS; round++) {
+        const text = await call(() =>
+          graph.#native.read(verb, args, providerId, answers.length ? JSON.stringify(answers) : undefined, bodies),
+        );
+        if (text[0] !== '?') return unwrap(text);
+        for (const request of JSON.parse(text.slice(1))) {
+          answers.push(await askReaders(graph.#hosts.readers, request, bodies));
+        }
+      }
+      throw new GraphError({ code: 'CG_INTERNAL', phase: 'document' });
+    };
   }
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */

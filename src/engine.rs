@@ -4,6 +4,7 @@
 use crate::config::{Budgets, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::is_id;
+use crate::knowledge::host::HostBodies;
 use crate::query::args::{invalid, Args};
 use crate::query::{
     catalog, details, members, neighbors, providers, reads, resolve, selection, Call,
@@ -21,6 +22,8 @@ pub struct Engine {
     budgets: Budgets,
     /// In config order; inline sources keep no definition once loaded.
     sources: Vec<ProviderSource>,
+    /// Whether the host registered knowledge readers (URL documents are references otherwise).
+    has_readers: bool,
 }
 
 impl Engine {
@@ -62,6 +65,7 @@ impl Engine {
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
             sources: config.providers,
+            has_readers: !config.readers.is_empty(),
         })
     }
 
@@ -111,7 +115,16 @@ impl Engine {
     }
 
     /// A body read by its public name; errors take phase `document`. Runs off the JS thread.
-    pub fn read(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<String> {
+    /// `answers` and `bodies` are what the host's readers returned for URL documents so far;
+    /// while a URL document still needs its reader, the answer is `?` and the requests (JSON).
+    pub fn read(
+        &self,
+        verb: &str,
+        args: &str,
+        bound: Option<&str>,
+        answers: Option<&str>,
+        bodies: Vec<Option<Vec<u8>>>,
+    ) -> Result<String> {
         let run = match verb {
             "readDocuments" => reads::read_documents,
             "readSpecification" => reads::read_specification,
@@ -119,9 +132,13 @@ impl Engine {
             "readSpecificationPage" => reads::read_specification_page,
             _ => return Err(invalid("verb", "a read verb")),
         };
-        self.call(bound)
-            .and_then(|call| run(&call, args))
-            .map_err(|e| e.in_verb(Phase::Document))
+        let host = HostBodies::new(self.has_readers, answers, bodies);
+        let result = self.call(bound).and_then(|call| run(&call, args, &host));
+        // What the host still has to read comes first: the rest was computed without it.
+        if let Some(requests) = host.pending() {
+            return Ok(format!("?{requests}"));
+        }
+        result.map_err(|e| e.in_verb(Phase::Document))
     }
 
     /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5).

@@ -5,7 +5,7 @@
 
 use crate::engine::Engine;
 use crate::error::{catalog_json, guarded, Code, GraphError, Result};
-use napi::bindgen_prelude::{AsyncTask, Either};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::{Env, Task};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -87,6 +87,8 @@ pub struct ReadTask {
     verb: String,
     args: String,
     bound: Option<String>,
+    answers: Option<String>,
+    bodies: Vec<Option<Vec<u8>>>,
 }
 
 impl Task for ReadTask {
@@ -94,9 +96,15 @@ impl Task for ReadTask {
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
+        let bodies = std::mem::take(&mut self.bodies);
         Ok(outcome(guarded(|| {
-            self.engine
-                .read(&self.verb, &self.args, self.bound.as_deref())
+            self.engine.read(
+                &self.verb,
+                &self.args,
+                self.bound.as_deref(),
+                self.answers.as_deref(),
+                bodies,
+            )
         })))
     }
 
@@ -139,14 +147,28 @@ impl NativeGraph {
         }))
     }
 
-    /// Runs the body read `verb` off the JS thread.
+    /// Runs the body read `verb` off the JS thread, with what the host's readers returned so
+    /// far (answers as JSON, their bodies as buffers; the bytes are copied here).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn read(&self, verb: String, args: String, bound: Option<String>) -> AsyncTask<ReadTask> {
+    pub fn read(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+        answers: Option<String>,
+        bodies: Option<Vec<Buffer>>,
+    ) -> AsyncTask<ReadTask> {
         AsyncTask::new(ReadTask {
             engine: self.engine.clone(),
             verb,
             args,
             bound,
+            answers,
+            bodies: bodies
+                .unwrap_or_default()
+                .iter()
+                .map(|b| Some(b.to_vec()))
+                .collect(),
         })
     }
 

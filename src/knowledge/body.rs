@@ -171,38 +171,84 @@ pub fn read_page(path: &Path, start: u64, max_bytes: u64, known: Option<&Known>)
         .take(want + 1)
         .read_to_end(&mut window)
         .map_err(|_| changed())?;
+    let cut = cut_page(&window, want as usize, start + want == total)?;
+    window.truncate(cut);
+    if stamp_of(&file)? != before {
+        return Err(changed());
+    }
+    page_of(window, start, total, known)
+}
+
+/// Where a page cut from `window` (the page's bytes plus one) ends: the whole window on the
+/// last page, else a code-point boundary, moved back to a blank or fence line when one ends in
+/// the second half of the page.
+fn cut_page(window: &[u8], want: usize, last_page: bool) -> Result<usize> {
     if window.first().is_some_and(|&b| is_continuation(b)) {
         return Err(invalid(
             "startOffset",
             "offset on a UTF-8 character boundary",
         ));
     }
-    let last_page = start + want == total;
-    let mut cut = want as usize;
-    if !last_page {
-        while cut > 0 && window.get(cut).is_some_and(|&b| is_continuation(b)) {
-            cut -= 1;
-        }
-        if cut == 0 {
-            return Err(GraphError::new(Code::BudgetExceeded)
-                .detail("reason", "page_smaller_than_character"));
-        }
-        cut = preferred_end(&window, cut);
+    if last_page {
+        return Ok(want);
     }
-    window.truncate(cut);
-    if stamp_of(&file)? != before {
-        return Err(changed());
+    let mut cut = want;
+    while cut > 0 && window.get(cut).is_some_and(|&b| is_continuation(b)) {
+        cut -= 1;
     }
-    let page_content_id = content_id(&window);
-    let text = String::from_utf8(window).map_err(|_| not_utf8())?;
+    if cut == 0 {
+        return Err(
+            GraphError::new(Code::BudgetExceeded).detail("reason", "page_smaller_than_character")
+        );
+    }
+    Ok(preferred_end(window, cut))
+}
+
+fn page_of(bytes: Vec<u8>, start: u64, total: u64, known: Known) -> Result<Page> {
+    let end = start + bytes.len() as u64;
+    let page_content_id = content_id(&bytes);
+    let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
     Ok(Page {
         text,
         start,
-        end: start + cut as u64,
+        end,
         total,
         known,
         page_content_id,
     })
+}
+
+/// A page of a body a host reader delivered whole. Its cursor binds the content ID only.
+pub fn page_in(bytes: &[u8], start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
+    let content_id = content_id(bytes);
+    if known.is_some_and(|k| k.content_id != content_id) {
+        return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
+    }
+    std::str::from_utf8(bytes).map_err(|_| not_utf8())?;
+    let total = bytes.len() as u64;
+    if start > total {
+        return Err(invalid("startOffset", "offset within the document"));
+    }
+    let want = max_bytes.min(total - start);
+    let window = &bytes[start as usize..(start + want + 1).min(total) as usize];
+    let cut = cut_page(window, want as usize, start + want == total)?;
+    let known = Known {
+        content_id,
+        stamp: String::new(),
+    };
+    page_of(window[..cut].to_vec(), start, total, known)
+}
+
+/// Checks a body a host reader delivered for a whole read.
+pub fn whole_in(bytes: Vec<u8>, max_bytes: u64) -> Result<Whole> {
+    if bytes.len() as u64 > max_bytes {
+        return Err(GraphError::new(Code::DocumentTooLarge)
+            .detail("budget", "read.maxResponseBytes")
+            .detail("limit", max_bytes));
+    }
+    let content_id = content_id(&bytes);
+    let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
+    Ok(Whole { text, content_id })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! reading its bytes — whole, or one page — strictly and stably (SPEC §7, §14 D8–D9).
 
 pub mod body;
+pub mod host;
 pub mod roots;
 
 use crate::definitions::model::{DocumentRef, Locator};

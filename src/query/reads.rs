@@ -7,10 +7,12 @@ use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::definitions::locale::normalize_locale;
+use crate::definitions::model::Locator;
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::{format_qualified, is_id, is_knowledge_id};
-use crate::knowledge::body::{read_page, read_whole, Known};
+use crate::knowledge::body::{page_in, read_page, read_whole, whole_in, Known, Page, Whole};
+use crate::knowledge::host::HostBodies;
 use crate::knowledge::{content_type, locate, source};
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::ProviderSnapshot;
@@ -90,7 +92,7 @@ struct DocumentRead<'a> {
     content_id: String,
     source: String,
     #[serde(rename = "contentType")]
-    content_type: &'static str,
+    content_type: String,
     text: String,
     #[serde(rename = "byteLength")]
     byte_length: usize,
@@ -123,8 +125,26 @@ struct Batch {
     knowledge: Vec<Value>,
 }
 
+/// A whole body and its content type: from its file, or from a host reader for a URL
+/// document (`None` until the host answered).
+fn whole_body(
+    host: &HostBodies,
+    s: &ProviderSnapshot,
+    doc: &DocumentRef,
+    max_bytes: u64,
+) -> Result<Option<(Whole, String)>> {
+    if let Locator::Http { .. } = doc.locator {
+        return host
+            .body(s, doc, max_bytes)?
+            .map(|b| Ok((whole_in(b.bytes, max_bytes)?, b.content_type)))
+            .transpose();
+    }
+    let whole = read_whole(&locate(s, doc)?, max_bytes)?;
+    Ok(Some((whole, content_type(doc).to_owned())))
+}
+
 /// Reads every slot and prints it; a slot's failure stays in its slot (phase `document`).
-fn read_slots(slots: Vec<Slot>, max_bytes: u64) -> Batch {
+fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
     let mut batch = Batch {
         rows: Rows::new(),
         failed: false,
@@ -142,9 +162,9 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64) -> Batch {
                 if let Some(n) = node {
                     batch.viewed.push(json!(ViewEntry::new(snapshot, n)));
                 }
-                locate(snapshot, doc)
-                    .and_then(|path| read_whole(&path, max_bytes))
-                    .map(|whole| {
+                whole_body(host, snapshot, doc, max_bytes)
+                    .and_then(|body| body.ok_or_else(|| GraphError::new(Code::Internal)))
+                    .map(|(whole, content_type)| {
                         let id = node.map(|n| CapabilityId {
                             provider_id: snapshot.provider_id(),
                             capability_id: &snapshot.capability(n).id,
@@ -158,7 +178,7 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64) -> Batch {
                             knowledge_id: &doc.knowledge_id,
                             content_id: whole.content_id,
                             source: source(doc),
-                            content_type: content_type(doc),
+                            content_type,
                             byte_length: whole.text.len(),
                             text: whole.text,
                             role: &doc.role,
@@ -233,7 +253,7 @@ const READ_KEYS: [&str; 7] = [
     "requiredStaticRevisionByProvider",
 ];
 
-pub fn read_documents(call: &Call, json: &str) -> Result<String> {
+pub fn read_documents(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &READ_KEYS)?;
     let budget = &call.budgets.read;
     let selected = args
@@ -349,7 +369,7 @@ pub fn read_documents(call: &Call, json: &str) -> Result<String> {
     } else {
         "not_associated"
     };
-    let batch = read_slots(slots, budget.max_response_bytes);
+    let batch = read_slots(slots, budget.max_response_bytes, host);
     let mut meta = Meta::of(&view, false);
     meta.extra.insert("budgets".into(), read_budgets(call));
     meta.extra.insert(
@@ -378,7 +398,7 @@ fn provider_arg<'a>(args: &'a Args, call: &'a Call) -> Result<&'a str> {
     }
 }
 
-pub fn read_specification(call: &Call, json: &str) -> Result<String> {
+pub fn read_specification(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let keys = [
         "providerId",
         "knowledgeIds",
@@ -429,7 +449,7 @@ pub fn read_specification(call: &Call, json: &str) -> Result<String> {
     } else {
         "filtered_empty"
     };
-    let batch = read_slots(slots, budget.max_response_bytes);
+    let batch = read_slots(slots, budget.max_response_bytes, host);
     let mut meta = Meta::of(&view, false);
     meta.extra.insert("budgets".into(), read_budgets(call));
     finish(batch, state, meta, budget.max_response_bytes)
@@ -469,6 +489,7 @@ fn page_of(
     view: &View,
     target: PageTarget,
     kind: &'static str,
+    host: &HostBodies,
 ) -> Result<String> {
     let budget = &call.budgets.read;
     let max_bytes = match args.get("maxBytes")? {
@@ -507,8 +528,19 @@ fn page_of(
         }
         (None, None) => (0, None),
     };
-    let path = locate(s, target.doc)?;
-    let page = read_page(&path, start, max_bytes, known.as_ref())?;
+    let Some((page, content_type)) = page_body(
+        host,
+        s,
+        target.doc,
+        start,
+        max_bytes,
+        known.as_ref(),
+        budget.max_response_bytes,
+    )?
+    else {
+        // The host has not read this URL document yet; the caller asks it and calls again.
+        return Ok(String::new());
+    };
     let has_more = page.end < page.total;
     let next_cursor = has_more
         .then(|| {
@@ -546,7 +578,7 @@ fn page_of(
     out.insert("contentId".into(), page.known.content_id.clone().into());
     out.insert("pageContentId".into(), page.page_content_id.into());
     out.insert("source".into(), src.into());
-    out.insert("contentType".into(), content_type(target.doc).into());
+    out.insert("contentType".into(), content_type.into());
     out.insert("byteLength".into(), (page.end - page.start).into());
     out.insert("text".into(), page.text.into());
     out.insert("startOffset".into(), page.start.into());
@@ -570,13 +602,36 @@ fn page_of(
     Ok(text)
 }
 
+/// One page and its content type, from the file or from a host reader's whole body.
+fn page_body(
+    host: &HostBodies,
+    s: &ProviderSnapshot,
+    doc: &DocumentRef,
+    start: u64,
+    max_bytes: u64,
+    known: Option<&Known>,
+    max_host_bytes: u64,
+) -> Result<Option<(Page, String)>> {
+    if let Locator::Http { .. } = doc.locator {
+        let Some(body) = host.body(s, doc, max_host_bytes)? else {
+            return Ok(None);
+        };
+        return Ok(Some((
+            page_in(&body.bytes, start, max_bytes, known)?,
+            body.content_type,
+        )));
+    }
+    let page = read_page(&locate(s, doc)?, start, max_bytes, known)?;
+    Ok(Some((page, content_type(doc).to_owned())))
+}
+
 fn knowledge_id_arg(args: &Args) -> Result<&str> {
     args.string("knowledgeId")?
         .filter(|k| is_knowledge_id(k))
         .ok_or_else(|| invalid("knowledgeId", "knowledge ID"))
 }
 
-pub fn read_document_page(call: &Call, json: &str) -> Result<String> {
+pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &PAGE_KEYS)?;
     if args.has("providerId") {
         return Err(invalid(
@@ -624,10 +679,11 @@ pub fn read_document_page(call: &Call, json: &str) -> Result<String> {
             doc,
         },
         "document-body",
+        host,
     )
 }
 
-pub fn read_specification_page(call: &Call, json: &str) -> Result<String> {
+pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &PAGE_KEYS)?;
     if args.has("capability") {
         return Err(invalid(
@@ -661,5 +717,6 @@ pub fn read_specification_page(call: &Call, json: &str) -> Result<String> {
             doc,
         },
         "specification-body",
+        host,
     )
 }

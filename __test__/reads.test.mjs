@@ -1,0 +1,318 @@
+// Document reads (SPEC §7, §14 D8–D9): slots, filters, pages, roots, path safety, host readers.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CapabilityGraph } from '@devcodex/capability-graph';
+import { cap, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
+
+const doc = (knowledgeId, locator, extra = {}) => ({ kind: 'document', knowledgeId, role: 'guide', locator, ...extra });
+const file = (p, root) => (root ? { type: 'relative-file', path: p, root } : { type: 'relative-file', path: p });
+
+function tempTree() {
+  const root = mkdtempSync(path.join(tmpdir(), 'cg-reads-'));
+  const put = (rel, content) => {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), content);
+  };
+  return { root, put, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Every test output is checked for this: no absolute root may leak. */
+function assertNoPath(value, ...roots) {
+  const text = JSON.stringify(value);
+  for (const r of roots) assert.ok(!text.includes(r), `output leaks ${r}`);
+}
+
+test('the seed documents and PROVIDER.md read through the graph and forProvider', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  for (const g of [graph, graph.forProvider('seed.http')]) {
+    const ref = g === graph ? 'seed.http::route.validation' : 'route.validation';
+    const r = await g.readDocuments({ selected: [ref] });
+    assert.equal(r.knowledgeState, 'matched');
+    const value = r.results[0].value;
+    assert.equal(value.knowledgeId, 'D-02');
+    assert.equal(value.text, readFileSync(path.join(seedRoot, 'knowledge', 'route-validation.md'), 'utf8'));
+    assert.equal(value.contentType, 'text/markdown; charset=utf-8');
+    assert.equal(value.source, 'knowledge/route-validation.md');
+    assert.match(value.contentId, /^k:[0-9a-f]{16}$/);
+    assert.deepEqual(r.meta.view.knowledge, [{ id: { providerId: 'seed.http', capabilityId: 'route.validation' }, knowledgeId: 'D-02', contentId: value.contentId }]);
+    const spec = g === graph ? await g.readSpecification({ providerId: 'seed.http' }) : await g.readSpecification();
+    assert.equal(spec.results[0].value.text, readFileSync(path.join(seedRoot, 'PROVIDER.md'), 'utf8'));
+    assert.equal(spec.results[0].value.providerId, 'seed.http');
+    assertNoPath(r, seedRoot);
+    assertNoPath(spec, seedRoot);
+  }
+  await graph.close();
+});
+
+test('slots, filters and knowledge states', async () => {
+  const t = tempTree();
+  for (const n of ['a', 'b', 'c', 'm1', 'm2']) t.put(`k/${n}.md`, `# ${n}\n`);
+  const knowledge = [
+    doc('A', file('k/a.md'), { locale: 'en-us' }),
+    doc('B', file('k/b.md'), { role: 'reference', locale: 'zh-CN' }),
+    { kind: 'collection', knowledgeId: 'COL', members: [doc('M1', file('k/m1.md')), doc('M2', file('k/m2.md'))] },
+  ];
+  const graph = await CapabilityGraph.open({
+    providers: [{ definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge }), cap('bare')] }, documentRoot: t.root }],
+  });
+  try {
+    let r = await graph.readDocuments({ selected: ['acme::x'] });
+    assert.deepEqual(r.results.map((s) => s.value.knowledgeId), ['A', 'B'], 'members only when named');
+    assert.equal(r.results[0].value.locale, 'en-US');
+    r = await graph.readDocuments({ selected: ['acme::x'], knowledgeIds: ['M2', 'COL', 'NOPE', 'M2'] });
+    assert.deepEqual(r.results.map((s) => s.ok ? s.value.knowledgeId : `${s.error.code}:${s.error.details.knowledgeId}`), [
+      'M2',
+      'CG_INPUT_INVALID:COL',
+      'CG_DOCUMENT_NOT_FOUND:NOPE',
+    ]);
+    assert.equal(r.results[1].error.phase, 'document');
+    assert.equal(r.meta.completeness, 'partial');
+    r = await graph.readDocuments({ selected: ['acme::x'], roles: ['reference'] });
+    assert.deepEqual(r.results.map((s) => s.value.knowledgeId), ['B']);
+    r = await graph.readDocuments({ selected: ['acme::x'], locales: ['zh-cn'], roles: ['guide'] });
+    assert.deepEqual(r.results, []);
+    assert.equal(r.knowledgeState, 'filtered_empty');
+    r = await graph.readDocuments({ selected: ['acme::bare'] });
+    assert.equal(r.knowledgeState, 'not_associated');
+    assert.equal(r.results[0].error.code, 'CG_KNOWLEDGE_NOT_ASSOCIATED');
+    r = await graph.readDocuments({ selected: ['acme::x', 'acme::nope', 'bad'] });
+    assert.deepEqual(r.results.map((s) => s.ok || s.error.code), [true, true, 'CG_CAPABILITY_NOT_FOUND', 'CG_INPUT_INVALID']);
+    const bad = (q, code, action) => rejectsWith(graph.readDocuments(q), code, 'document', action);
+    await bad({ selected: [] }, 'CG_INPUT_INVALID', 'fix_input');
+    await bad({ selected: ['acme::x'], locales: ['not a tag'] }, 'CG_INPUT_INVALID', 'fix_input');
+    await bad({ selected: ['acme::x'], knowledgeIds: ['1bad'] }, 'CG_INPUT_INVALID', 'fix_input');
+    await bad({ selected: Array(33).fill('acme::x') }, 'CG_INPUT_TOO_LARGE', 'narrow_scope');
+    await bad({ selected: ['acme::x'], roles: Array(129).fill('guide') }, 'CG_INPUT_TOO_LARGE', 'narrow_scope');
+    assertNoPath(r, t.root);
+  } finally {
+    await graph.close();
+    t.cleanup();
+  }
+});
+
+test('read budgets: documents per call, whole documents, whole responses', async () => {
+  const t = tempTree();
+  const knowledge = Array.from({ length: 9 }, (_, i) => doc(`D${i}`, file(`d${i}.md`)));
+  knowledge.forEach((_, i) => t.put(`d${i}.md`, 'x'.repeat(i === 8 ? 5000 : 10)));
+  const open = (budgets) =>
+    CapabilityGraph.open({ providers: [{ definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge })] }, documentRoot: t.root }], budgets });
+  const graph = await open({ read: { maxResponseBytes: 4000 } });
+  try {
+    await rejectsWith(graph.readDocuments({ selected: ['acme::x'] }), 'CG_INPUT_TOO_LARGE', 'document', 'narrow_scope');
+    const r = await graph.readDocuments({ selected: ['acme::x'], knowledgeIds: ['D0', 'D8'] });
+    assert.equal(r.results[0].ok, true);
+    assert.equal(r.results[1].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    const tight = await open({ read: { maxResponseBytes: 1500 } });
+    await rejectsWith(tight.readDocuments({ selected: ['acme::x'], knowledgeIds: ['D0', 'D1', 'D2', 'D3', 'D4', 'D5', 'D6', 'D7'] }), 'CG_RESULT_TOO_LARGE', 'document', 'narrow_scope');
+    await tight.close();
+  } finally {
+    await graph.close();
+    t.cleanup();
+  }
+});
+
+test('traversal in every spelling fails at load as CG_DEFINITION_INVALID', async () => {
+  for (const p of ['../x.md', 'a/../../x.md', '/etc/passwd', 'a\\x.md', 'C:/x.md', '~/x.md', 'a//b.md', './a.md', 'a/.', 'a:b', 'x.md.', 'x.md ', 'a/\u0001b']) {
+    await rejectsWith(
+      CapabilityGraph.open({ providers: [{ definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [doc('D', file(p))] })] } }] }),
+      'CG_DEFINITION_INVALID',
+      'load',
+      'fix_input',
+      { reason: 'path_invalid' },
+    );
+  }
+});
+
+test('path safety at read: symlinks, FIFOs, missing files, missing roots', async () => {
+  const t = tempTree();
+  const outside = mkdtempSync(path.join(tmpdir(), 'cg-outside-'));
+  writeFileSync(path.join(outside, 'secret.md'), 'secret');
+  t.put('inside.md', 'inside');
+  symlinkSync(path.join(outside, 'secret.md'), path.join(t.root, 'escape.md'));
+  symlinkSync(path.join(t.root, 'inside.md'), path.join(t.root, 'alias.md'));
+  execFileSync('mkfifo', [path.join(t.root, 'pipe.md')]);
+  mkdirSync(path.join(t.root, 'dir.md'));
+  const knowledge = ['escape', 'alias', 'pipe', 'dir', 'missing'].map((n) => doc(n.toUpperCase(), file(`${n}.md`)));
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge })] };
+  const graph = await CapabilityGraph.open({ providers: [{ definition, documentRoot: t.root }] });
+  const rootless = await CapabilityGraph.open({ providers: [{ definition }] });
+  try {
+    const r = await graph.readDocuments({ selected: ['acme::x'] });
+    const byId = Object.fromEntries(r.results.map((s) => [s.ok ? s.value.knowledgeId : s.error.code + '@' + s.inputIndex, s]));
+    assert.equal(byId.ALIAS.value.text, 'inside');
+    assert.deepEqual(r.results.map((s) => (s.ok ? 'ok' : s.error.code)), [
+      'ok',
+      'CG_DOCUMENT_ACCESS_DENIED',
+      'CG_DOCUMENT_ACCESS_DENIED',
+      'CG_DOCUMENT_NOT_FOUND',
+      'CG_DOCUMENT_ACCESS_DENIED',
+    ]);
+    await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'PIPE' }), 'CG_DOCUMENT_ACCESS_DENIED', 'document', 'check_config');
+    await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'ESCAPE' }), 'CG_DOCUMENT_ACCESS_DENIED', 'document', 'check_config');
+    const noRoot = await rootless.readDocuments({ selected: ['acme::x'], knowledgeIds: ['ALIAS'] });
+    assert.equal(noRoot.results[0].error.code, 'CG_DOCUMENT_ROOT_REQUIRED');
+    assert.equal(noRoot.results[0].error.nextAction, 'check_config');
+    assertNoPath(r, t.root, outside);
+    await rejectsWith(
+      CapabilityGraph.open({ providers: [{ definition, documentRoot: path.join(t.root, 'nope') }] }),
+      'CG_CONFIG_INVALID',
+      'load',
+      'check_config',
+      { path: 'providers[0].documentRoot' },
+    );
+  } finally {
+    await graph.close();
+    await rootless.close();
+    t.cleanup();
+    rmSync(outside, { recursive: true, force: true });
+  }
+});
+
+test('a multi-MiB document reads page by page, exactly, on character boundaries', async () => {
+  const t = tempTree();
+  let text = '\ufeff# 大文件\r\n\r\n';
+  for (let i = 0; text.length < 2_000_000; i++) text += `第 ${i} 行：𝄞 emoji 🙂 ünïcödé\r\n${i % 50 === 0 ? '\r\n```\r\ncode\r\n```\r\n' : ''}`;
+  t.put('big.md', text);
+  const bytes = Buffer.from(text, 'utf8');
+  const graph = await CapabilityGraph.open({
+    providers: [{ definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [doc('BIG', file('big.md'))] })] }, documentRoot: t.root }],
+  });
+  try {
+    const pages = [];
+    let page = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG' });
+    assert.equal(page.startOffset, 0);
+    assert.equal(page.totalBytes, bytes.length);
+    assert.equal(page.meta.completeness, 'partial');
+    pages.push(page);
+    while (page.hasMore) {
+      page = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG', cursor: page.nextCursor });
+      pages.push(page);
+    }
+    assert.ok(bytes.length > 2 * 1024 * 1024);
+    assert.equal(pages.map((p) => p.text).join(''), text, 'BOM, CRLF and every character survive');
+    for (const p of pages) {
+      assert.ok(p.byteLength <= 32768);
+      assert.equal(Buffer.byteLength(p.text), p.endOffset - p.startOffset);
+      assert.equal(p.contentId, pages[0].contentId);
+      assert.equal(p.pageContentId.length, 18);
+    }
+    // an offset inside a character, both start and cursor, and a too large page
+    await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG', startOffset: 1 }), 'CG_INPUT_INVALID', 'document', 'fix_input');
+    await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG', startOffset: 0, cursor: pages[0].nextCursor }), 'CG_INPUT_INVALID', 'document', 'fix_input');
+    await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG', maxBytes: 40000 }), 'CG_INPUT_TOO_LARGE', 'document', 'narrow_scope');
+    const small = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG', startOffset: 3, maxBytes: 5 });
+    assert.equal(small.startOffset, 3);
+    assert.ok(small.endOffset <= 8);
+    // a file rewritten between two pages
+    writeFileSync(path.join(t.root, 'big.md'), text.replace('大文件', '小文件'));
+    await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG', cursor: pages[0].nextCursor }), 'CG_REVISION_MISMATCH', 'document', 'refresh');
+    const whole2 = await graph.readDocuments({ selected: ['acme::x'] });
+    assert.equal(whole2.results[0].value.text.slice(0, 6), '\ufeff# 小文件');
+    assertNoPath(pages, t.root);
+  } finally {
+    await graph.close();
+    t.cleanup();
+  }
+});
+
+test('knowledge roots: directories and installed packages (scoped, with spaces and Unicode)', async () => {
+  const t = tempTree();
+  t.put('docs/中文 guide.mdx', '# 中文\n');
+  t.put('app/node_modules/@scope/lib/package.json', JSON.stringify({ name: '@scope/lib', version: '1.2.3' }));
+  t.put('app/node_modules/@scope/lib/README.md', '# lib\n');
+  mkdirSync(path.join(t.root, 'app', 'src', 'deep'), { recursive: true });
+  const knowledge = [doc('CN', file('中文 guide.mdx', 'docs')), doc('PKG', file('README.md', 'pkg'))];
+  const knowledgeRoots = {
+    docs: { kind: 'directory', rootDir: path.join(t.root, 'docs') },
+    pkg: { kind: 'package', packageName: '@scope/lib', resolveFrom: path.join(t.root, 'app', 'src', 'deep') },
+  };
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge })] };
+  const graph = await CapabilityGraph.open({ providers: [{ definition, knowledgeRoots }] });
+  try {
+    const r = await graph.readDocuments({ selected: ['acme::x'] });
+    assert.deepEqual(r.results.map((s) => [s.value.source, s.value.text]), [
+      ['root:docs/中文 guide.mdx', '# 中文\n'],
+      ['root:pkg/README.md', '# lib\n'],
+    ]);
+    assert.equal(r.results[0].value.contentType, 'text/markdown; charset=utf-8');
+    assertNoPath(r, t.root);
+    await rejectsWith(
+      CapabilityGraph.open({ providers: [{ definition, knowledgeRoots: { ...knowledgeRoots, pkg: { kind: 'package', packageName: 'absent', resolveFrom: t.root } } }] }),
+      'CG_CONFIG_INVALID',
+      'load',
+      'check_config',
+      { path: 'providers[0].knowledgeRoots["pkg"].packageName' },
+    );
+  } finally {
+    await graph.close();
+    t.cleanup();
+  }
+});
+
+test('URL documents are references unless a host reader reads them; reader output is checked', async () => {
+  const url = 'https://docs.example/guide.md';
+  const knowledge = [doc('WEB', { type: 'http', url }), doc('WEB2', { type: 'http', url: 'https://docs.example/other.md' })];
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge })] };
+  const plain = await CapabilityGraph.open({ providers: [{ definition }] });
+  const r0 = await plain.readDocuments({ selected: ['acme::x'] });
+  assert.deepEqual(r0.results.map((s) => s.error.code), ['CG_DOCUMENT_REFERENCE_ONLY', 'CG_DOCUMENT_REFERENCE_ONLY']);
+  await plain.close();
+
+  const body = '# Remote guide\n\nSecond paragraph.\n';
+  const calls = [];
+  const good = () => ({ bytes: new TextEncoder().encode(body), contentType: 'text/markdown; charset=utf-8', source: url });
+  let reply = good;
+  const reader = {
+    id: 'test-reader',
+    canRead: (ref) => ref.locator.type === 'http' && ref.locator.url === url,
+    async read(ref, ctx, budget) {
+      calls.push([ref.knowledgeId, ctx.providerId, budget.maxBytes]);
+      return reply();
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+  try {
+    let r = await graph.readDocuments({ selected: ['acme::x'] });
+    assert.equal(r.results[0].value.text, body);
+    assert.equal(r.results[0].value.source, url);
+    assert.equal(r.results[1].error.code, 'CG_DOCUMENT_REFERENCE_ONLY', 'no reader accepts the second URL');
+    assert.deepEqual(calls[0], ['WEB', 'acme', 4194304]);
+    const page = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'WEB', maxBytes: 20 });
+    const rest = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'WEB', maxBytes: 20, cursor: page.nextCursor });
+    assert.equal(page.text + rest.text, body);
+    const contentId = r.results[0].value.contentId;
+
+    const slot = async () => (await graph.readDocuments({ selected: ['acme::x'], knowledgeIds: ['WEB'] })).results[0];
+    const cases = [
+      [() => ({ ...good(), contentId }), 'ok'],
+      [() => ({ ...good(), contentId: 'k:0000000000000000' }), 'CG_ADAPTER_CONTRACT_INVALID'],
+      [() => ({ ...good(), source: 'https://elsewhere.example/' }), 'CG_ADAPTER_CONTRACT_INVALID'],
+      [() => ({ ...good(), bytes: body }), 'CG_ADAPTER_CONTRACT_INVALID'],
+      [() => ({ ...good(), contentType: ' ' }), 'CG_ADAPTER_CONTRACT_INVALID'],
+      [() => ({ ...good(), bytes: new Uint8Array([0xff]) }), 'CG_DOCUMENT_UNREADABLE'],
+      [() => { throw new Error('connect ECONNREFUSED /home/secret/path'); }, 'CG_DOCUMENT_UNREADABLE'],
+      [() => { throw Object.assign(new Error('stale'), { code: 'CG_INDEX_STALE' }); }, 'CG_INDEX_STALE'],
+      [() => null, 'CG_ADAPTER_CONTRACT_INVALID'],
+    ];
+    for (const [make, expected] of cases) {
+      reply = make;
+      const s = await slot();
+      assert.equal(s.ok ? 'ok' : s.error.code, expected, String(make));
+      if (!s.ok) {
+        assert.equal(s.error.phase, 'document');
+        assert.ok(!JSON.stringify(s).includes('secret'));
+      }
+    }
+    reply = () => { throw new Error('down'); };
+    assert.equal((await slot()).error.nextAction, 'retry');
+    const tight = await CapabilityGraph.open({ providers: [{ definition }], readers: [{ ...reader, read: async () => ({ bytes: new Uint8Array(5000), contentType: 'text/plain', source: url }) }], budgets: { read: { maxResponseBytes: 4096 } } });
+    assert.equal((await tight.readDocuments({ selected: ['acme::x'], knowledgeIds: ['WEB'] })).results[0].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    await tight.close();
+  } finally {
+    await graph.close();
+  }
+});

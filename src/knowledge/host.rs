@@ -1,0 +1,176 @@
+//! Bodies of URL documents, read by the host's readers. The engine never fetches: a read that
+//! meets a URL document asks the JS layer to run the host's readers (the first whose `canRead`
+//! accepts the document), then validates what they returned before using a byte of it.
+
+use super::source;
+use crate::definitions::model::DocumentRef;
+use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
+use crate::snapshot::revision::content_id;
+use crate::snapshot::ProviderSnapshot;
+use serde_json::{Map, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// What the host's readers answered for one document.
+pub enum Answer {
+    Body {
+        bytes: Option<Vec<u8>>,
+        content_type: Option<String>,
+        content_id: Option<String>,
+        source: Option<String>,
+    },
+    /// No reader accepts the document.
+    NoReader,
+    /// A reader threw; `code` is the thrown value's string `code`, if any.
+    Failed { code: Option<String> },
+}
+
+/// A validated host body.
+pub struct HostBody {
+    pub bytes: Vec<u8>,
+    pub content_type: String,
+}
+
+/// The host answers a read call has so far, and the documents it still needs.
+#[derive(Default)]
+pub struct HostBodies {
+    /// Whether the host configured any reader at all.
+    pub enabled: bool,
+    answers: HashMap<String, Answer>,
+    requests: RefCell<Vec<Value>>,
+}
+
+fn key(s: &ProviderSnapshot, doc: &DocumentRef) -> String {
+    format!(
+        "{}\u{1f}{}\u{1f}{}",
+        s.provider_id(),
+        doc.knowledge_id,
+        source(doc)
+    )
+}
+
+fn contract(reason: &str) -> GraphError {
+    GraphError::new(Code::AdapterContractInvalid)
+        .with_phase(Phase::Document)
+        .detail("reason", reason)
+}
+
+impl HostBodies {
+    /// Parses the answers the JS layer collected: `[{ key, kind, contentType?, contentId?,
+    /// source?, code?, buffer? }]`, with the bodies in `buffers`.
+    pub fn new(
+        enabled: bool,
+        answers: Option<&str>,
+        mut buffers: Vec<Option<Vec<u8>>>,
+    ) -> HostBodies {
+        let mut map = HashMap::new();
+        let parsed: Vec<Value> = answers
+            .and_then(|a| serde_json::from_str(a).ok())
+            .unwrap_or_default();
+        for a in parsed {
+            let Some(k) = a.get("key").and_then(Value::as_str) else {
+                continue;
+            };
+            let field = |name: &str| a.get(name).and_then(Value::as_str).map(str::to_owned);
+            let answer = match a.get("kind").and_then(Value::as_str) {
+                Some("body") => Answer::Body {
+                    bytes: a
+                        .get("buffer")
+                        .and_then(Value::as_u64)
+                        .and_then(|i| buffers.get_mut(i as usize))
+                        .and_then(Option::take),
+                    content_type: field("contentType"),
+                    content_id: field("contentId"),
+                    source: field("source"),
+                },
+                Some("none") => Answer::NoReader,
+                _ => Answer::Failed {
+                    code: a.get("code").and_then(Value::as_str).map(str::to_owned),
+                },
+            };
+            map.insert(k.to_owned(), answer);
+        }
+        HostBodies {
+            enabled,
+            answers: map,
+            requests: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The documents still to be read by the host, as the JS layer receives them.
+    pub fn pending(&self) -> Option<String> {
+        let requests = self.requests.borrow();
+        (!requests.is_empty()).then(|| Value::Array(requests.clone()).to_string())
+    }
+
+    /// The host body of a URL document: `Ok(None)` while the host has not answered yet.
+    pub fn body(
+        &self,
+        s: &ProviderSnapshot,
+        doc: &DocumentRef,
+        max_bytes: u64,
+    ) -> Result<Option<HostBody>> {
+        if !self.enabled {
+            return Err(GraphError::new(Code::DocumentReferenceOnly));
+        }
+        let key = key(s, doc);
+        let Some(answer) = self.answers.get(&key) else {
+            let mut request = Map::new();
+            request.insert("key".into(), key.into());
+            request.insert("providerId".into(), s.provider_id().into());
+            request.insert("staticRevision".into(), s.static_revision.clone().into());
+            request.insert("ref".into(), serde_json::to_value(doc).unwrap_or_default());
+            request.insert("maxBytes".into(), max_bytes.into());
+            let mut requests = self.requests.borrow_mut();
+            let value = Value::Object(request);
+            if !requests.contains(&value) {
+                requests.push(value);
+            }
+            return Ok(None);
+        };
+        match answer {
+            Answer::NoReader => Err(GraphError::new(Code::DocumentReferenceOnly)),
+            Answer::Failed { code } => Err(project_component_error(
+                Component::Reader,
+                code.as_deref(),
+                Phase::Document,
+            )),
+            Answer::Body {
+                bytes,
+                content_type,
+                content_id: claimed,
+                source: said,
+            } => {
+                let bytes = bytes
+                    .clone()
+                    .ok_or_else(|| contract("reader_bytes_required"))?;
+                let content_type = content_type
+                    .as_deref()
+                    .filter(|t| !t.trim().is_empty() && t.len() <= 256)
+                    .ok_or_else(|| contract("reader_content_type_required"))?
+                    .to_owned();
+                if said.as_deref() != Some(source(doc).as_str()) {
+                    return Err(contract("reader_source_mismatch"));
+                }
+                if bytes.len() as u64 > max_bytes {
+                    return Err(GraphError::new(Code::DocumentTooLarge)
+                        .detail("budget", "read.maxResponseBytes")
+                        .detail("limit", max_bytes));
+                }
+                // A reader may state the content ID it expects; the engine computes its own.
+                if claimed.as_ref().is_some_and(|c| *c != content_id(&bytes)) {
+                    return Err(contract("reader_content_identity_mismatch"));
+                }
+                Ok(Some(HostBody {
+                    bytes,
+                    content_type,
+                }))
+            }
+        }
+    }
+}
+
+/// For tests and callers without readers.
+pub fn none() -> HostBodies {
+    HostBodies::new(false, None, Vec::new())
+}
