@@ -209,6 +209,8 @@ export interface OpenConfig {
   /** Default: every configured provider. */
   integrationEnabledProviders?: string[];
   budgets?: BudgetOverrides;
+  /** Readers for URL documents, tried in order; without one they are references only. */
+  readers?: KnowledgeReader[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,6 +482,110 @@ export interface SelectionResult {
   meta: ResultMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
 }
 
+// --- Documents ---------------------------------------------------------------------------------
+
+export interface DocumentFilters {
+  /** Read these documents (collection members only when named here). */
+  knowledgeIds?: string[];
+  roles?: string[];
+  /** BCP 47 tags, matched exactly after canonical casing. */
+  locales?: string[];
+}
+
+export interface ReadDocumentsQuery extends ScopedQuery, DocumentFilters {
+  /** 1–32 capabilities (`budgets.read.maxSelected`). */
+  selected: CapabilityRef[];
+}
+
+export interface DocumentRead {
+  id: CapabilityId;
+  knowledgeId: string;
+  contentId: string;
+  source: string;
+  contentType: string;
+  text: string;
+  byteLength: number;
+  role: string;
+  locale?: string;
+  title?: string;
+  summary?: string;
+  canonicalUrl?: string;
+}
+
+export type SpecificationDocumentRead = Omit<DocumentRead, 'id'> & { providerId: string };
+
+export type KnowledgeState = 'not_associated' | 'filtered_empty' | 'matched';
+
+export interface DocumentReadBatch {
+  results: Array<BatchItem<DocumentRead>>;
+  knowledgeState: KnowledgeState;
+  meta: ResultMeta & {
+    budgets: Budgets;
+    view: { capabilities: ViewEntry[]; knowledge: Array<{ id: CapabilityId; knowledgeId: string; contentId: string }> };
+  };
+}
+
+export interface ReadSpecificationQuery extends ScopedQuery, DocumentFilters {
+  providerId: string;
+}
+
+export interface SpecificationReadBatch {
+  results: Array<BatchItem<SpecificationDocumentRead>>;
+  knowledgeState: KnowledgeState;
+  meta: ResultMeta & { budgets: Budgets };
+}
+
+export interface PageQuery extends ScopedQuery {
+  knowledgeId: string;
+  /** Byte offset on a character boundary; exclusive with `cursor`. */
+  startOffset?: number;
+  /** At most `budgets.read.maxBytes` (32 KiB, the default). */
+  maxBytes?: number;
+  cursor?: string;
+}
+
+export interface DocumentPageQuery extends PageQuery {
+  capability: CapabilityRef;
+}
+
+export interface SpecificationPageQuery extends PageQuery {
+  providerId: string;
+}
+
+export interface DocumentBodyPage {
+  /** Absent for specification documents. */
+  id?: CapabilityId;
+  providerId: string;
+  knowledgeId: string;
+  /** The whole document's content ID. */
+  contentId: string;
+  /** This page's bytes' content ID. */
+  pageContentId: string;
+  source: string;
+  contentType: string;
+  text: string;
+  byteLength: number;
+  startOffset: number;
+  /** Exclusive. */
+  endOffset: number;
+  totalBytes: number;
+  complete: boolean;
+  hasMore: boolean;
+  nextCursor?: string;
+  meta: ResultMeta & { budgets: Budgets };
+}
+
+/** A host reader for documents the engine does not read itself (URL locators). */
+export interface KnowledgeReader {
+  id: string;
+  canRead(ref: KnowledgeDocumentRef): boolean;
+  read(
+    ref: KnowledgeDocumentRef,
+    context: { providerId: string; staticRevision: string },
+    budget: { maxBytes: number },
+  ): Promise<{ bytes: Uint8Array; contentType: string; source: string; contentId?: string }>;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 
@@ -501,6 +607,12 @@ export declare class CapabilityGraph {
   listKnowledgeMembers(query: KnowledgeMembersQuery): Promise<KnowledgeMembersPage>;
   /** The selection plus everything it requires, all or nothing. */
   resolveSelection(query: SelectionQuery): Promise<SelectionResult>;
+  /** Whole documents of the selected capabilities, one slot each. */
+  readDocuments(query: ReadDocumentsQuery): Promise<DocumentReadBatch>;
+  readSpecification(query: ReadSpecificationQuery): Promise<SpecificationReadBatch>;
+  /** One page of a capability document of any size. */
+  readDocumentPage(query: DocumentPageQuery): Promise<DocumentBodyPage>;
+  readSpecificationPage(query: SpecificationPageQuery): Promise<DocumentBodyPage>;
   /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
   /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
@@ -522,6 +634,10 @@ export declare class BoundProviderGraph {
   getNeighbors(id: BoundCapabilityRef, query?: Bound<NeighborQuery>): Promise<NeighborPage>;
   listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<KnowledgeMembersPage>;
   resolveSelection(query: Bound<Omit<SelectionQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<SelectionResult>;
+  readDocuments(query: Bound<Omit<ReadDocumentsQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<DocumentReadBatch>;
+  readSpecification(query?: Bound<Omit<ReadSpecificationQuery, 'providerId'>>): Promise<SpecificationReadBatch>;
+  readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<DocumentBodyPage>;
+  readSpecificationPage(query: Bound<Omit<SpecificationPageQuery, 'providerId'>>): Promise<DocumentBodyPage>;
 }
 
 /** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */

@@ -87,3 +87,19 @@ async function discovery(graph: CapabilityGraph): Promise<void> {
   await graph.getNeighbors('a::b', { kinds: ['siblings'] });
 }
 void discovery;
+
+async function documents(graph: CapabilityGraph): Promise<void> {
+  const batch = await graph.readDocuments({ selected: ['seed.http::route.validation'], locales: ['en'] });
+  const state: 'matched' | 'filtered_empty' | 'not_associated' = batch.knowledgeState;
+  const first = batch.results[0];
+  if (first.ok) void first.value.text;
+  let page = await graph.readDocumentPage({ capability: 'seed.http::route.http', knowledgeId: 'D-01', maxBytes: 4096 });
+  while (page.hasMore) page = await graph.readDocumentPage({ capability: 'seed.http::route.http', knowledgeId: 'D-01', cursor: page.nextCursor });
+  await graph.forProvider('seed.http').readSpecificationPage({ knowledgeId: 'SPEC-01' });
+  void state;
+  await CapabilityGraph.open({
+    providers: [],
+    readers: [{ id: 'r', canRead: (ref) => ref.locator.type === 'http', read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }) }],
+  });
+}
+void documents;
