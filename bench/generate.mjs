@@ -208,3 +208,25 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const n = Number(process.argv[2] ?? 1000);
   console.log(await generate(n, { log: (m) => console.error(m) }));
 }
+
+/** Size of the large document the paged-read step walks. */
+export const LARGE_DOCUMENT_BYTES = 64 * 2 ** 20;
+
+/**
+ * A folder holding one 64 MiB Markdown document of mixed scripts (cached like the providers),
+ * for measuring paged reads of a document far larger than any whole-read budget.
+ */
+export async function generateLargeDocument() {
+  const dir = path.join(os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`, 'large-document');
+  const file = path.join(dir, 'large.md');
+  try {
+    if ((await stat(file)).size >= LARGE_DOCUMENT_BYTES) return dir;
+  } catch {
+    // not generated yet
+  }
+  await mkdir(dir, { recursive: true });
+  const paragraph = Buffer.from('## 段落 section 🙂\n\nLorem ipsum dolor sit amet, 中文内容 with ünïcödé and 𝄞 symbols.\n\n```\ncode block\n```\n\n');
+  const copies = Math.ceil(LARGE_DOCUMENT_BYTES / paragraph.length);
+  await writeFile(file, Buffer.concat(Array.from({ length: copies }, () => paragraph)));
+  return dir;
+}

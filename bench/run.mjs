@@ -84,8 +84,9 @@ const LABELS = {
   partialCalls: 'partial results',
   ms: '(ms)',
   pages: 'pages',
+  mibPerSecond: '(MiB/s)',
 };
-const digits = (key) => (key === 'ms' || key === 'itemsPerCall' ? 1 : 0);
+const digits = (key) => (['ms', 'itemsPerCall', 'mibPerSecond'].includes(key) ? 1 : 0);
 const stepNames = [...new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps)))];
 for (const name of stepNames) {
   const figures = new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps[name] ?? {})));

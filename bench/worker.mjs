@@ -7,7 +7,7 @@
 // A namespace import, because a named import of an export that does not exist yet
 // (lexicalExecutor) would fail to link.
 import * as cg from '@devcodex/capability-graph';
-import { capabilityId, hasKnowledge, prng, PROVIDER_ID } from './generate.mjs';
+import { capabilityId, generateLargeDocument, hasKnowledge, prng, PROVIDER_ID } from './generate.mjs';
 
 const [dir, count, seed = '1'] = process.argv.slice(2);
 const n = Number(count);
@@ -76,6 +76,30 @@ const STEPS = [
     name: 'readDocuments',
     method: 'readDocuments',
     each: (graph) => graph.readDocuments({ selected: [randomRefWithKnowledge()] }),
+  },
+  {
+    name: 'paged read 64 MiB',
+    method: 'readDocumentPage',
+    once: async () => {
+      // A separate inline provider whose one document is far larger than any whole read.
+      const documentRoot = await generateLargeDocument();
+      const big = await cg.CapabilityGraph.open({
+        providers: [{ documentRoot, definition: { providerId: 'bench.large', name: 'Large', version: '1', capabilities: [{
+          capabilityId: 'large', name: 'Large', description: 'A large document.', whenToUse: 'Benchmarks.',
+          knowledge: [{ kind: 'document', knowledgeId: 'LARGE', role: 'reference', locator: { type: 'relative-file', path: 'large.md' } }],
+        }] } }],
+      });
+      const started = performance.now();
+      let page = await big.readDocumentPage({ capability: 'bench.large::large', knowledgeId: 'LARGE' });
+      let pages = 1;
+      while (page.hasMore) {
+        page = await big.readDocumentPage({ capability: 'bench.large::large', knowledgeId: 'LARGE', cursor: page.nextCursor });
+        pages++;
+      }
+      const seconds = (performance.now() - started) / 1000;
+      await big.close();
+      return { pages, mibPerSecond: page.totalBytes / 2 ** 20 / seconds };
+    },
   },
   { name: 'reload', method: 'reload', once: (graph) => graph.reload() },
 ];
