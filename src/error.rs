@@ -441,6 +441,13 @@ pub fn input_invalid(field: &str, expected: &str) -> GraphError {
         .detail("expected", expected)
 }
 
+/// `CG_INPUT_TOO_LARGE`: an input (`field`) has more than `limit` items or bytes.
+pub fn input_too_large(field: &str, limit: u64) -> GraphError {
+    GraphError::new(Code::InputTooLarge)
+        .detail("field", field)
+        .detail("limit", limit)
+}
+
 /// Runs `f`, turning a panic (a bug) into `CG_INTERNAL` with no detail.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))

@@ -7,7 +7,7 @@ use crate::ids::{is_id, parse_qualified};
 use crate::json::is_non_json_marker;
 use serde_json::{Map, Value};
 
-pub use crate::error::input_invalid as invalid;
+pub use crate::error::{input_invalid as invalid, input_too_large as too_large};
 
 /// A query object with its keys checked against the verb's list.
 pub struct Args {
@@ -67,6 +67,18 @@ impl Args {
             Some(_) => Err(invalid(key, "object")),
         }
     }
+}
+
+/// A required, non-empty list of at most `max` references (`ids`, `selected`).
+pub fn target_list<'a>(args: &'a Args, key: &str, max: u64) -> Result<&'a Vec<Value>> {
+    let list = args
+        .array(key)?
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| invalid(key, "array of 1 or more capability IDs"))?;
+    if list.len() as u64 > max {
+        return Err(too_large(key, max));
+    }
+    Ok(list)
 }
 
 /// The two arguments of a verb called as `verb(target, query)`, sent as a JSON pair.

@@ -1,7 +1,7 @@
 //! `getCapabilities`: one slot per input reference, in input order, with the capability's
 //! details, the first neighbours of each kind and a page of its knowledge summaries.
 
-use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
+use super::args::{capability_ref, clamped_integer, invalid, pair, too_large, Args};
 use super::page::Rows;
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -208,9 +208,7 @@ pub fn get_capabilities(call: &Call, json: &str) -> Result<String> {
         .as_array()
         .ok_or_else(|| invalid("ids", "array of capability IDs"))?;
     if ids.len() as u64 > budget.max_capabilities {
-        return Err(GraphError::new(Code::InputTooLarge)
-            .detail("field", "ids")
-            .detail("limit", budget.max_capabilities));
+        return Err(too_large("ids", budget.max_capabilities));
     }
     let refs: Vec<Result<(&str, &str)>> = ids
         .iter()

@@ -8,11 +8,22 @@ use super::views::to_json;
 use crate::cursor::{self, Binding};
 use crate::definitions::model::DocumentRef;
 use crate::error::{Code, GraphError, Result};
+use crate::scope::Completeness;
 
 pub struct DocPage {
     /// The JSON array of the page's documents.
     pub items: String,
     pub next_cursor: Option<String>,
+}
+
+impl DocPage {
+    pub fn completeness(&self) -> Completeness {
+        if self.next_cursor.is_some() {
+            Completeness::Truncated
+        } else {
+            Completeness::Complete
+        }
+    }
 }
 
 pub struct DocLimits {

@@ -98,11 +98,7 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
         &limits,
         fixed,
     )?;
-    meta.completeness = if page.next_cursor.is_some() {
-        Completeness::Truncated
-    } else {
-        Completeness::Complete
-    };
+    meta.completeness = page.completeness();
     let mut out = format!(
         r#"{{"id":{id_json},"collectionId":{collection_json},"items":{},"completeness":{}"#,
         page.items,

@@ -140,11 +140,7 @@ pub fn get_provider(call: &Call, json: &str) -> Result<String> {
         fixed,
     )?;
     // The result's completeness is its embedded page's (SPEC §14 D4).
-    meta.completeness = if page.next_cursor.is_some() {
-        Completeness::Truncated
-    } else {
-        Completeness::Complete
-    };
+    meta.completeness = page.completeness();
     finish_provider(&summary, Some(embedded(&page)), &meta, budget.max_bytes)
 }
 
@@ -224,11 +220,7 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
         &limits,
         fixed,
     )?;
-    meta.completeness = if page.next_cursor.is_some() {
-        Completeness::Truncated
-    } else {
-        Completeness::Complete
-    };
+    meta.completeness = page.completeness();
     let completeness = to_json(&meta.completeness);
     let mut out = format!(
         r#"{{"providerId":{provider_json},"items":{},"completeness":{completeness}"#,

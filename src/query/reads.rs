@@ -1,7 +1,7 @@
 //! The four body reads: `readDocuments`, `readSpecification` (whole documents, in slots) and
 //! `readDocumentPage`, `readSpecificationPage` (byte ranges of any size of document).
 
-use super::args::{capability_ref, clamped_integer, invalid, Args};
+use super::args::{capability_ref, clamped_integer, invalid, target_list, too_large, Args};
 use super::page::Rows;
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -34,9 +34,7 @@ impl Filters {
                     return Ok(None);
                 };
                 if values.len() as u64 > max_values {
-                    return Err(GraphError::new(Code::InputTooLarge)
-                        .detail("field", key)
-                        .detail("limit", max_values));
+                    return Err(too_large(key, max_values));
                 }
                 values
                     .iter()
@@ -219,9 +217,7 @@ fn read_budgets(call: &Call) -> Value {
 }
 
 fn too_many_documents(limit: u64) -> GraphError {
-    GraphError::new(Code::InputTooLarge)
-        .detail("field", "documents")
-        .detail("limit", limit)
+    too_large("documents", limit)
 }
 
 fn finish(batch: Batch, state: &str, mut meta: Meta, max_bytes: u64) -> Result<String> {
@@ -256,15 +252,7 @@ const READ_KEYS: [&str; 7] = [
 pub fn read_documents(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &READ_KEYS)?;
     let budget = &call.budgets.read;
-    let selected = args
-        .array("selected")?
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| invalid("selected", "array of 1 or more capability IDs"))?;
-    if selected.len() as u64 > budget.max_selected {
-        return Err(GraphError::new(Code::InputTooLarge)
-            .detail("field", "selected")
-            .detail("limit", budget.max_selected));
-    }
+    let selected = target_list(&args, "selected", budget.max_selected)?;
     let filters = Filters::parse(&args, budget.max_filter_values_per_dimension)?;
     let refs: Vec<Result<(&str, &str)>> = selected
         .iter()
@@ -497,9 +485,7 @@ fn page_of(
         Some(v) => clamped_integer(v, "maxBytes", 1, u64::MAX >> 11)?,
     };
     if max_bytes > budget.max_bytes {
-        return Err(GraphError::new(Code::InputTooLarge)
-            .detail("field", "maxBytes")
-            .detail("limit", budget.max_bytes));
+        return Err(too_large("maxBytes", budget.max_bytes));
     }
     let s = target.snapshot;
     let qualified = target

@@ -1,6 +1,6 @@
 //! `resolve` (SPEC §6.1): explicit capabilities plus the closure of what they require.
 
-use super::args::{capability_ref, invalid, Args};
+use super::args::{capability_ref, target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use super::views::StaticCapability;
 use super::Call;
@@ -49,17 +49,7 @@ struct ResolveResult<'a> {
 pub fn resolve(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.resolve;
-    let ids = args
-        .array("ids")?
-        .ok_or_else(|| invalid("ids", "array of 1 or more capability IDs"))?;
-    if ids.is_empty() {
-        return Err(invalid("ids", "array of 1 or more capability IDs"));
-    }
-    if ids.len() as u64 > budget.max_ids {
-        return Err(GraphError::new(Code::InputTooLarge)
-            .detail("field", "ids")
-            .detail("limit", budget.max_ids));
-    }
+    let ids = target_list(&args, "ids", budget.max_ids)?;
     // Every reference's syntax first, then targets in input order.
     let refs = ids
         .iter()

@@ -1,11 +1,11 @@
 //! `resolveSelection`: the capabilities an agent selected plus everything they require, all or
 //! nothing (the closure engine's strict mode).
 
-use super::args::{capability_ref, invalid, Args};
+use super::args::{capability_ref, target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
-use crate::error::{Code, GraphError, Result};
+use crate::error::Result;
 use crate::scope::{Meta, View};
 use serde::Serialize;
 use serde_json::json;
@@ -65,15 +65,7 @@ fn qualified_order(view: &View, a: Node, b: Node) -> std::cmp::Ordering {
 pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.selection;
-    let selected = args
-        .array("selected")?
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| invalid("selected", "array of 1 or more capability IDs"))?;
-    if selected.len() as u64 > budget.max_selected {
-        return Err(GraphError::new(Code::InputTooLarge)
-            .detail("field", "selected")
-            .detail("limit", budget.max_selected));
-    }
+    let selected = target_list(&args, "selected", budget.max_selected)?;
     let refs = selected
         .iter()
         .enumerate()
