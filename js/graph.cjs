@@ -10,6 +10,7 @@ const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
 let runQuery;
 let runRead;
+let runMatch;
 let graphOf;
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
@@ -65,14 +66,87 @@ function describeHost(value, hosts) {
 
 /** The host objects of a config by slot, for the calls the JS layer makes to them. */
 function newHosts() {
-  return { all: [], readers: [] };
+  return { all: [], readers: [], executor: undefined };
+}
+
+/** Markers made by lexicalExecutor(): the engine runs that executor itself. */
+const LEXICAL = new WeakSet();
+
+/** The built-in lexical executor, for `executor` in the open config. */
+function lexicalExecutor(options) {
+  const normalized = unwrap(call(native.lexicalOptions, toWireJson(options === undefined ? null : options)));
+  const marker = Object.freeze({ id: 'lexical', options: Object.freeze(normalized) });
+  LEXICAL.add(marker);
+  return marker;
 }
 
 function wireConfig(config, hosts) {
   return toWireJson(config, (value, path) => {
     if (!atHostSlot(path)) return undefined;
+    if (path[0] === 'executor' && LEXICAL.has(value)) {
+      return JSON.stringify({ [HOST_KEY]: 'lexical', options: value.options });
+    }
     if (path[0] === 'readers') hosts.readers[path[1]] = value;
+    if (path[0] === 'executor') hosts.executor = value;
     return describeHost(value, hosts.all);
+  });
+}
+
+/** `code` and `nextAction` of whatever an executor threw, when they are strings. */
+function thrownFields(error) {
+  try {
+    const text = (v) => (typeof v === 'string' ? v : undefined);
+    return error !== null && (typeof error === 'object' || typeof error === 'function')
+      ? [text(error.code), text(error.nextAction)]
+      : [undefined, undefined];
+  } catch {
+    return [undefined, undefined];
+  }
+}
+
+/**
+ * Runs the host's executor for a pending match: the first of its answer, the deadline, the
+ * caller's abort and close() settles the call; the executor's own signal is aborted in the
+ * last three and a late answer is discarded. Every outcome is judged by the engine.
+ */
+function runExecutor(pending, executor, signal, active) {
+  return new Promise((resolve, reject) => {
+    const controller = new AbortController();
+    let settled = false;
+    let timer;
+    const settle = (abortExecutor, fn) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      active.delete(entry);
+      if (abortExecutor) controller.abort();
+      fn();
+    };
+    const fail = (code, action) => settle(true, () => reject(GraphError.fromJSON(pending.fail(code, action).slice(1))));
+    const onAbort = () => fail('CG_MODEL_CANCELLED');
+    const entry = { close: () => settle(true, () => reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }))) };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    timer = setTimeout(() => fail('CG_MODEL_TIMEOUT'), pending.timeoutMs);
+    active.add(entry);
+    let answer;
+    try {
+      answer = executor.match(JSON.parse(pending.request), { signal: controller.signal });
+    } catch (error) {
+      return fail(...thrownFields(error));
+    }
+    Promise.resolve(answer).then(
+      (output) =>
+        settle(false, () => {
+          try {
+            resolve(unwrap(pending.finish(toWireJson(output))));
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      (error) => fail(...thrownFields(error)),
+    );
   });
 }
 
@@ -135,6 +209,8 @@ const BINARY_VERBS = ['getProvider', 'getCapabilities', 'getNeighbors'];
 class CapabilityGraph {
   #native;
   #hosts;
+  /** Matches waiting for the host's executor; close() ends them. */
+  #active = new Set();
 
   /** @internal Use `CapabilityGraph.open()`. */
   constructor(token, nativeGraph, hosts) {
@@ -173,6 +249,17 @@ class CapabilityGraph {
       }
       throw new GraphError({ code: 'CG_INTERNAL', phase: 'document' });
     };
+    runMatch = async (graph, query, providerId) => {
+      let signal;
+      const args = toWireJson(query === undefined ? {} : query, (value, path) => {
+        if (path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
+        signal = value;
+        return JSON.stringify({ [HOST_KEY]: 'signal' });
+      });
+      const started = call(() => graph.#native.matchStart(args, providerId));
+      if (typeof started === 'string') return unwrap(started);
+      return runExecutor(started, graph.#hosts.executor, signal, graph.#active);
+    };
   }
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
@@ -180,8 +267,14 @@ class CapabilityGraph {
     return unwrap(await call(() => this.#native.reload(wire(options))));
   }
 
-  /** Idempotent; never rejects. */
+  /** Turns an intent into capabilities with the configured executor. */
+  async match(query) {
+    return runMatch(this, query);
+  }
+
+  /** Idempotent; never rejects. Matches still waiting for an executor reject CG_GRAPH_CLOSED. */
   async close() {
+    for (const pending of [...this.#active]) pending.close();
     try {
       this.#native.close();
     } catch {
@@ -232,6 +325,10 @@ for (const verb of BINARY_VERBS.filter((v) => v !== 'getProvider')) {
   };
 }
 
+BoundProviderGraph.prototype.match = async function (query) {
+  return runMatch(graphOf(this), query, this.providerId);
+};
+
 CapabilityGraph.prototype.getProvider = async function (providerId, query) {
   return runQuery(this, 'getProvider', wirePair(providerId, query));
 };
@@ -248,4 +345,4 @@ function formatQualifiedId(value) {
   return unwrap(call(native.formatQualifiedId, toWireJson(value)));
 }
 
-module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId };
+module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor };

@@ -2,7 +2,13 @@
 // The package entry: one implementation, shared by require() and import.
 
 const { GraphError, ErrorCode, Phase, NextAction } = require('./errors.cjs');
-const { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId } = require('./graph.cjs');
+const {
+  CapabilityGraph,
+  BoundProviderGraph,
+  parseQualifiedId,
+  formatQualifiedId,
+  lexicalExecutor,
+} = require('./graph.cjs');
 
 module.exports = {
   CapabilityGraph,
@@ -13,4 +19,5 @@ module.exports = {
   NextAction,
   parseQualifiedId,
   formatQualifiedId,
+  lexicalExecutor,
 };

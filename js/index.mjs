@@ -11,5 +11,6 @@ export const {
   NextAction,
   parseQualifiedId,
   formatQualifiedId,
+  lexicalExecutor,
 } = api;
 export default api;

@@ -1,10 +1,11 @@
 //! One open graph: its configuration, its store, and the verbs as the binding calls them —
 //! JSON text in, JSON text out, every error a `GraphError` in its verb's phase.
 
-use crate::config::{Budgets, OpenConfig, ProviderSource, SourceKind};
+use crate::config::{Budgets, ExecutorSpec, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::is_id;
 use crate::knowledge::host::HostBodies;
+use crate::matching::{self, lexical_options, Executor, Start};
 use crate::query::args::{invalid, Args};
 use crate::query::{
     catalog, details, members, neighbors, providers, reads, resolve, selection, Call,
@@ -24,6 +25,7 @@ pub struct Engine {
     sources: Vec<ProviderSource>,
     /// Whether the host registered knowledge readers (URL documents are references otherwise).
     has_readers: bool,
+    executor: Option<Executor>,
 }
 
 impl Engine {
@@ -61,7 +63,26 @@ impl Engine {
                 },
             );
         }
+        let executor = match config.executor.take() {
+            None => None,
+            Some(ExecutorSpec::Lexical { options }) => Some(Executor::Lexical {
+                min_score: lexical_options(&options).map_err(|e| {
+                    GraphError::new(Code::ConfigInvalid)
+                        .with_phase(Phase::Config)
+                        .detail("path", "executor")
+                        .detail(
+                            "expected",
+                            e.details()
+                                .and_then(|d| d.get("expected"))
+                                .cloned()
+                                .unwrap_or_default(),
+                        )
+                })?,
+            }),
+            Some(ExecutorSpec::Host(h)) => Some(Executor::Host { id: h.id }),
+        };
         Ok(Engine {
+            executor,
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
             sources: config.providers,
@@ -139,6 +160,14 @@ impl Engine {
             return Ok(format!("?{requests}"));
         }
         result.map_err(|e| e.in_verb(Phase::Document))
+    }
+
+    /// `match`: answers at once (empty catalog, lexical executor) or prepares the request for
+    /// the host's executor. Every error takes phase `match` (but `CG_GRAPH_CLOSED`).
+    pub fn match_start(&self, args: &str, bound: Option<&str>) -> Result<Start> {
+        self.call(bound)
+            .and_then(|call| matching::start(&call, args, self.executor.as_ref()))
+            .map_err(|e| e.in_verb(Phase::Match))
     }
 
     /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5).

@@ -13,6 +13,7 @@ pub mod fsx;
 pub mod ids;
 pub mod json;
 pub mod knowledge;
+pub mod matching;
 pub mod query;
 pub mod scope;
 pub mod snapshot;

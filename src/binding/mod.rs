@@ -40,6 +40,52 @@ pub fn format_qualified_id(value: String) -> String {
     outcome(guarded(|| crate::query::args::format_qualified_id(&value)))
 }
 
+/// Validates `lexicalExecutor(options)`; returns the options as the engine will use them.
+#[napi]
+pub fn lexical_options(options: String) -> String {
+    outcome(guarded(|| {
+        let v: serde_json::Value = serde_json::from_str(&options).unwrap_or_default();
+        crate::matching::lexical_options(&v)
+            .map(|min| serde_json::json!({ "minScore": min }).to_string())
+    }))
+}
+
+/// A `match` waiting for the host's executor.
+#[napi]
+pub struct NativeMatch {
+    session: crate::matching::Session,
+    request: String,
+    timeout_ms: u32,
+}
+
+#[napi]
+impl NativeMatch {
+    /// The executor request as JSON: `{ intent, context, limit, deadline, candidates }`.
+    #[napi(getter)]
+    pub fn request(&self) -> String {
+        self.request.clone()
+    }
+
+    #[napi(getter)]
+    pub fn timeout_ms(&self) -> u32 {
+        self.timeout_ms
+    }
+
+    /// Checks the executor's answer (JSON) and returns the match result or an error string.
+    #[napi]
+    pub fn finish(&self, output: String) -> String {
+        outcome(guarded(|| self.session.finish(&output)))
+    }
+
+    /// The error for what the executor threw (its `code` and `nextAction`, if strings).
+    #[napi]
+    pub fn fail(&self, code: Option<String>, next_action: Option<String>) -> String {
+        outcome(Err(self
+            .session
+            .fail(code.as_deref(), next_action.as_deref())))
+    }
+}
+
 /// An open graph.
 #[napi]
 pub struct NativeGraph {
@@ -145,6 +191,25 @@ impl NativeGraph {
         outcome(guarded(|| {
             self.engine.query(&verb, &args, bound.as_deref())
         }))
+    }
+
+    /// Starts a `match`: the answer (or an error string), or a pending match for the host's
+    /// executor.
+    #[napi]
+    pub fn match_start(&self, args: String, bound: Option<String>) -> Either<String, NativeMatch> {
+        match guarded(|| self.engine.match_start(&args, bound.as_deref())) {
+            Ok(crate::matching::Start::Done(json)) => Either::A(json),
+            Ok(crate::matching::Start::Ask {
+                session,
+                request,
+                timeout_ms,
+            }) => Either::B(NativeMatch {
+                session,
+                request,
+                timeout_ms: timeout_ms.min(u64::from(u32::MAX)) as u32,
+            }),
+            Err(e) => Either::A(outcome(Err(e))),
+        }
     }
 
     /// Runs the body read `verb` off the JS thread, with what the host's readers returned so

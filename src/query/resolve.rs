@@ -6,7 +6,7 @@ use super::views::StaticCapability;
 use super::Call;
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
-use crate::scope::{Completeness, Meta};
+use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;
 
 const KEYS: [&str; 4] = [
@@ -64,13 +64,24 @@ pub fn resolve(call: &Call, json: &str) -> Result<String> {
             roots.push(node);
         }
     }
+    resolution(&view, &roots, budget, Meta::of(&view, false)).map(|(json, _)| json)
+}
+
+/// The resolve result for `roots` (distinct, in order) on `view`, also `match`'s resolution,
+/// and whether it is partial (its closure stopped at a budget).
+pub fn resolution(
+    view: &View,
+    roots: &[Node],
+    budget: &crate::config::budgets::Resolve,
+    mut meta: Meta,
+) -> Result<(String, bool)> {
     let limits = Limits {
         max_nodes: budget.max_nodes as usize,
         max_edges: budget.max_edges as usize,
         nodes_budget: "resolve.maxNodes",
         edges_budget: "resolve.maxEdges",
     };
-    let closure = close_over_requires(&view, &roots, limits, Mode::Partial)?;
+    let closure = close_over_requires(view, roots, limits, Mode::Partial)?;
 
     let qualified = |(p, n): Node| {
         let s = view.snapshot(p);
@@ -106,7 +117,6 @@ pub fn resolve(call: &Call, json: &str) -> Result<String> {
         .collect();
     requires_edges.sort_unstable_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
 
-    let mut meta = Meta::of(&view, false);
     if let Some((name, limit)) = closure.budget_hit {
         meta.completeness = Completeness::Partial;
         meta.warnings.push(
@@ -116,6 +126,7 @@ pub fn resolve(call: &Call, json: &str) -> Result<String> {
                 .to_warning(),
         );
     }
+    let partial = meta.completeness == Completeness::Partial;
     let result = ResolveResult {
         items,
         requested: names[..closure.requested].to_vec(),
@@ -129,5 +140,5 @@ pub fn resolve(call: &Call, json: &str) -> Result<String> {
             .detail("budget", "resolve.maxBytes")
             .detail("limit", budget.max_bytes));
     }
-    Ok(json)
+    Ok((json, partial))
 }

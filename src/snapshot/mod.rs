@@ -153,6 +153,8 @@ pub struct ProviderSnapshot {
     index: HashMap<String, u32>,
     adjacency: [Adjacency; 8],
     pub roots: DocumentRoots,
+    /// The lexical executor's index, built on first use.
+    lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
 }
 
 impl ProviderSnapshot {
@@ -210,7 +212,14 @@ impl ProviderSnapshot {
                 required_by,
             ],
             roots,
+            lexical: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The lexical index of this snapshot (built once, by the first `match` that needs it).
+    pub fn lexical(&self) -> &crate::matching::lexical::LexicalIndex {
+        self.lexical
+            .get_or_init(|| crate::matching::lexical::LexicalIndex::build(self))
     }
 
     pub fn provider_id(&self) -> &str {

@@ -1,0 +1,468 @@
+//! `match` (SPEC §8): the intent and context rules, the authorized candidate catalog, the
+//! executor contract (validated strictly, in its stated order), and the answer with the
+//! resolution of what the matches require.
+
+pub mod lexical;
+
+use crate::config::Budgets;
+use crate::error::{
+    input_invalid, input_too_large, project_executor_error, Code, GraphError, Phase, Result,
+};
+use crate::ids::{format_qualified, parse_qualified};
+use crate::json::is_non_json_marker;
+use crate::query::args::{clamped_integer, Args};
+use crate::query::closure::Node;
+use crate::query::resolve::resolution;
+use crate::query::views::{to_json, CapabilityId};
+use crate::query::Call;
+use crate::scope::{Meta, View};
+use lexical::LexicalIndex;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// Which executor answers `match`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Executor {
+    Lexical {
+        min_score: f64,
+    },
+    /// A host object the JS layer calls; `id` is what it calls itself.
+    Host {
+        id: String,
+    },
+}
+
+/// `lexicalExecutor(options)`: `{ minScore? }`, a number in 0..=1.
+pub fn lexical_options(options: &Value) -> Result<f64> {
+    let bad = |path: &str, expected: &str| {
+        GraphError::new(Code::ConfigInvalid)
+            .with_phase(Phase::Config)
+            .detail("path", path)
+            .detail("expected", expected)
+    };
+    let map = match options {
+        Value::Null => return Ok(lexical::DEFAULT_MIN_SCORE),
+        Value::Object(m) if !is_non_json_marker(options) => m,
+        _ => return Err(bad("$", "object")),
+    };
+    if let Some(k) = map.keys().find(|k| *k != "minScore") {
+        return Err(bad(k, "one of: minScore"));
+    }
+    match map.get("minScore") {
+        None => Ok(lexical::DEFAULT_MIN_SCORE),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| (0.0..=1.0).contains(x))
+            .ok_or_else(|| bad("minScore", "number from 0 to 1")),
+    }
+}
+
+const KEYS: [&str; 8] = [
+    "intent",
+    "context",
+    "limit",
+    "timeoutMs",
+    "signal",
+    "requestProviderScope",
+    "requiredStaticRevision",
+    "requiredStaticRevisionByProvider",
+];
+
+/// Key of the marker the JS layer puts where the caller passed an `AbortSignal`.
+const SIGNAL_MARKER: &str = "$cgHost";
+
+const CONTEXT_MAX_KEYS: usize = 32;
+const CONTEXT_MAX_KEY_BYTES: usize = 64;
+const CONTEXT_MAX_STRING_BYTES: usize = 1024;
+const REASON_MAX_BYTES: usize = 1024;
+
+fn context_invalid(field: &str) -> GraphError {
+    GraphError::new(Code::ContextInvalid).detail("field", field)
+}
+
+/// A flat object of at most 32 scalar facts (SPEC §8.2). It is only shown to the model.
+fn context(v: Option<&Value>) -> Result<Map<String, Value>> {
+    let map = match v {
+        None => return Ok(Map::new()),
+        Some(v @ Value::Object(m)) if !is_non_json_marker(v) => m,
+        Some(_) => return Err(context_invalid("context")),
+    };
+    if map.len() > CONTEXT_MAX_KEYS {
+        return Err(context_invalid("context").detail("limit", CONTEXT_MAX_KEYS));
+    }
+    for (k, v) in map {
+        if k.is_empty() || k.len() > CONTEXT_MAX_KEY_BYTES {
+            return Err(context_invalid("context").detail("reason", "key_length"));
+        }
+        let field = format!("context[{}]", Value::from(k.as_str()));
+        let ok = match v {
+            Value::String(s) => s.len() <= CONTEXT_MAX_STRING_BYTES,
+            Value::Number(_) | Value::Bool(_) | Value::Null => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(context_invalid(&field));
+        }
+    }
+    Ok(map.clone())
+}
+
+/// What a `match` call is, once its arguments passed.
+struct Request {
+    intent: String,
+    context: Map<String, Value>,
+    limit: u64,
+    timeout_ms: u64,
+}
+
+fn request(args: &Args, budgets: &Budgets) -> Result<Request> {
+    let b = &budgets.matching;
+    let intent = args
+        .string("intent")?
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| input_invalid("intent", "non-blank string"))?;
+    if intent.len() as u64 > b.max_intent_bytes {
+        return Err(input_too_large("intent", b.max_intent_bytes));
+    }
+    let context = context(
+        args.get("context")
+            .map_err(|_| context_invalid("context"))?,
+    )?;
+    let limit = match args.get("limit")? {
+        None => b.default_limit,
+        Some(v) => clamped_integer(v, "limit", 1, b.max_limit)?,
+    };
+    let timeout_ms = match args.get("timeoutMs")? {
+        None => b.timeout_ms,
+        Some(v) => clamped_integer(v, "timeoutMs", 1, b.max_timeout_ms)?,
+    };
+    if let Some(v) = args.get("signal")? {
+        if v.get(SIGNAL_MARKER).and_then(Value::as_str) != Some("signal") {
+            return Err(input_invalid("signal", "AbortSignal"));
+        }
+    }
+    Ok(Request {
+        intent: intent.to_owned(),
+        context,
+        limit,
+        timeout_ms,
+    })
+}
+
+/// A `match` waiting for a host executor: what it pinned and what the answer is checked against.
+pub struct Session {
+    view: View,
+    candidates: HashMap<String, Node>,
+    limit: u64,
+    max_output_bytes: u64,
+    budgets: crate::config::budgets::Resolve,
+    executor_id: String,
+}
+
+/// The start of a `match`: answered already, or a request for the host's executor.
+pub enum Start {
+    Done(String),
+    Ask {
+        session: Session,
+        /// `{ intent, context, limit, deadline, candidates }` as JSON.
+        request: String,
+        timeout_ms: u64,
+    },
+}
+
+#[derive(Serialize)]
+struct CandidateView<'a> {
+    #[serde(rename = "qualifiedId")]
+    qualified_id: String,
+    name: &'a str,
+    description: &'a str,
+    #[serde(rename = "whenToUse")]
+    when_to_use: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    distinction: Option<&'a str>,
+    examples: &'a [String],
+}
+
+fn all_nodes(view: &View) -> impl Iterator<Item = Node> + '_ {
+    (0..view.scope.len())
+        .flat_map(move |p| (0..view.snapshot(p).capabilities.len() as u32).map(move |n| (p, n)))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Validates the call, builds the authorized catalog and either answers (empty catalog,
+/// lexical executor) or prepares the request for the host's executor.
+pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Start> {
+    let args = Args::parse(json, &KEYS)?;
+    let req = request(&args, call.budgets)?;
+    let executor = executor.ok_or_else(|| GraphError::new(Code::ModelNotConfigured))?;
+    let view = call.view(&args, None::<std::iter::Empty<&str>>)?;
+    let count: usize = view.served.iter().map(|(s, _)| s.capabilities.len()).sum();
+    let executor_id = match executor {
+        Executor::Lexical { .. } => "lexical".to_owned(),
+        Executor::Host { id } => id.clone(),
+    };
+    let mut session = Session {
+        view,
+        candidates: HashMap::new(),
+        limit: req.limit,
+        max_output_bytes: call.budgets.matching.max_output_bytes,
+        budgets: call.budgets.resolve.clone(),
+        executor_id,
+    };
+    if count == 0 {
+        return Ok(Start::Done(session.answer("empty", &[])?));
+    }
+    match executor {
+        Executor::Lexical { min_score } => {
+            let indexes: Vec<&LexicalIndex> = session
+                .view
+                .served
+                .iter()
+                .map(|(s, _)| s.lexical())
+                .collect();
+            let ranked = lexical::rank(&indexes, &req.intent, req.limit as usize, *min_score);
+            let selections: Vec<Selection> = ranked
+                .iter()
+                .map(|r| Selection {
+                    node: (r.provider, r.node),
+                    reason: None,
+                    confidence: Some((r.coverage * 1000.0).round() / 1000.0),
+                })
+                .collect();
+            let status = if selections.is_empty() {
+                "no_match"
+            } else {
+                "matched"
+            };
+            Ok(Start::Done(session.answer(status, &selections)?))
+        }
+        Executor::Host { .. } => {
+            // The catalog a model sees must fit its budget whole: never truncated.
+            let max = call.budgets.matching.max_catalog_bytes;
+            let mut catalog = String::from("[");
+            for (p, n) in all_nodes(&session.view) {
+                let s = session.view.snapshot(p);
+                let c = s.capability(n);
+                let qualified_id = format_qualified(s.provider_id(), &c.id);
+                if catalog.len() > 1 {
+                    catalog.push(',');
+                }
+                catalog.push_str(&to_json(&CandidateView {
+                    qualified_id: qualified_id.clone(),
+                    name: &c.name,
+                    description: &c.description,
+                    when_to_use: &c.when_to_use,
+                    distinction: c.distinction.as_deref(),
+                    examples: &c.examples,
+                }));
+                if catalog.len() as u64 + 1 > max {
+                    return Err(GraphError::new(Code::CatalogTooLarge)
+                        .detail("budget", "match.maxCatalogBytes")
+                        .detail("limit", max));
+                }
+                session.candidates.insert(qualified_id, (p, n));
+            }
+            catalog.push(']');
+            let request = format!(
+                r#"{{"intent":{},"context":{},"limit":{},"deadline":{},"candidates":{catalog}}}"#,
+                Value::from(req.intent.as_str()),
+                Value::Object(req.context),
+                req.limit,
+                now_ms() + req.timeout_ms,
+            );
+            Ok(Start::Ask {
+                session,
+                request,
+                timeout_ms: req.timeout_ms,
+            })
+        }
+    }
+}
+
+struct Selection {
+    node: Node,
+    reason: Option<String>,
+    confidence: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MatchView<'a> {
+    id: CapabilityId<'a>,
+    #[serde(rename = "qualifiedId")]
+    qualified_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confidence: Option<f64>,
+}
+
+fn output_invalid(reason: &str) -> GraphError {
+    GraphError::new(Code::ModelOutputInvalid).detail("reason", reason)
+}
+
+impl Session {
+    /// The answer: matches in executor order and, for matches, the resolution of what they
+    /// require (`partial` when its closure stopped at a budget).
+    fn answer(&self, status: &str, selections: &[Selection]) -> Result<String> {
+        let matches: Vec<MatchView> = selections
+            .iter()
+            .map(|sel| {
+                let s = self.view.snapshot(sel.node.0);
+                let c = s.capability(sel.node.1);
+                MatchView {
+                    id: CapabilityId {
+                        provider_id: s.provider_id(),
+                        capability_id: &c.id,
+                    },
+                    qualified_id: format_qualified(s.provider_id(), &c.id),
+                    reason: sel.reason.as_deref(),
+                    confidence: sel.confidence,
+                }
+            })
+            .collect();
+        let mut status = status.to_owned();
+        let resolution = if selections.is_empty() {
+            None
+        } else {
+            let roots: Vec<Node> = selections.iter().map(|s| s.node).collect();
+            let (text, partial) = resolution(
+                &self.view,
+                &roots,
+                &self.budgets,
+                Meta::of(&self.view, true),
+            )?;
+            if partial {
+                status = "partial".into();
+            }
+            Some(text)
+        };
+        let mut meta = Meta::of(&self.view, true);
+        meta.extra
+            .insert("executor".into(), json!({ "id": self.executor_id }));
+        meta.extra.insert(
+            "candidates".into(),
+            json!(self
+                .view
+                .served
+                .iter()
+                .map(|(s, _)| s.capabilities.len())
+                .sum::<usize>()),
+        );
+        let mut out = format!(
+            r#"{{"status":{},"matches":{}"#,
+            Value::from(status),
+            to_json(&matches)
+        );
+        if let Some(r) = resolution {
+            out.push_str(r#","resolution":"#);
+            out.push_str(&r);
+        }
+        out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
+        Ok(out)
+    }
+
+    /// Checks what the executor returned (SPEC §8.4, rules in order) and answers.
+    pub fn finish(&self, output: &str) -> Result<String> {
+        self.validated(output)
+            .and_then(|(status, selections)| self.answer(status, &selections))
+            .map_err(|e| e.in_verb(Phase::Match))
+    }
+
+    fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
+        let v: Value = serde_json::from_str(output).map_err(|_| output_invalid("not_json"))?;
+        let map = v
+            .as_object()
+            .filter(|_| !is_non_json_marker(&v))
+            .ok_or_else(|| output_invalid("object_required"))?;
+        if map.keys().any(|k| k != "status" && k != "selections") {
+            return Err(output_invalid("unknown_key"));
+        }
+        let status = match map.get("status").and_then(Value::as_str) {
+            Some("matched") => "matched",
+            Some("no_match") => "no_match",
+            Some("unknown") => "unknown",
+            Some("refused") => "refused",
+            _ => return Err(output_invalid("status")),
+        };
+        let items = map
+            .get("selections")
+            .and_then(Value::as_array)
+            .ok_or_else(|| output_invalid("selections_required"))?;
+        if (status == "matched") == items.is_empty() {
+            return Err(output_invalid("selections_for_status"));
+        }
+        let mut selections = Vec::with_capacity(items.len());
+        let mut ids: Vec<&str> = Vec::with_capacity(items.len());
+        for item in items {
+            let m = item
+                .as_object()
+                .filter(|_| !is_non_json_marker(item))
+                .ok_or_else(|| output_invalid("selection_object_required"))?;
+            if m.keys()
+                .any(|k| !matches!(k.as_str(), "id" | "reason" | "confidence"))
+            {
+                return Err(output_invalid("unknown_key"));
+            }
+            let id = m
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|id| parse_qualified(id).is_some())
+                .ok_or_else(|| output_invalid("qualified_id_required"))?;
+            if ids.contains(&id) {
+                return Err(output_invalid("duplicate_selection"));
+            }
+            ids.push(id);
+            let reason = match m.get("reason") {
+                None => None,
+                Some(Value::String(r)) if r.len() <= REASON_MAX_BYTES => Some(r.clone()),
+                Some(_) => return Err(output_invalid("reason")),
+            };
+            let confidence = match m.get("confidence") {
+                None => None,
+                Some(c) => Some(
+                    c.as_f64()
+                        .filter(|x| (0.0..=1.0).contains(x))
+                        .ok_or_else(|| output_invalid("confidence"))?,
+                ),
+            };
+            selections.push((id, reason, confidence));
+        }
+        if selections.len() as u64 > self.limit {
+            return Err(GraphError::new(Code::ModelOutputTooLarge).detail("limit", self.limit));
+        }
+        if output.len() as u64 > self.max_output_bytes {
+            return Err(
+                GraphError::new(Code::ModelOutputTooLarge).detail("limit", self.max_output_bytes)
+            );
+        }
+        let resolved = selections
+            .into_iter()
+            .map(|(id, reason, confidence)| {
+                let node = *self
+                    .candidates
+                    .get(id)
+                    .ok_or_else(|| GraphError::new(Code::ModelInvalidSelection))?;
+                Ok(Selection {
+                    node,
+                    reason,
+                    confidence,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if status == "refused" {
+            return Err(GraphError::new(Code::ModelRefused));
+        }
+        Ok((status, resolved))
+    }
+
+    /// What the executor threw, projected (SPEC §14 D6).
+    pub fn fail(&self, code: Option<&str>, next_action: Option<&str>) -> GraphError {
+        project_executor_error(code, next_action)
+    }
+}
