@@ -1,0 +1,236 @@
+// match (SPEC §8, §3.3, §14 D6): statuses, the executor contract, the projection, deadlines,
+// cancellation and close, scope, and the lexical executor on the seed provider.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { CapabilityGraph, GraphError, lexicalExecutor } from '@devcodex/capability-graph';
+import { cap, inline, rejectsWith, seedSource, throwsWith } from './helpers.mjs';
+
+const providers = () => [inline('acme', [cap('a', { requires: ['b'] }), cap('b'), cap('c')]), inline('beta', [cap('x')])];
+const withExecutor = (match, extra = {}) => CapabilityGraph.open({ providers: providers(), executor: { id: 'test', match }, ...extra });
+const answer = (output) => withExecutor(async () => output);
+
+test('statuses: matched with its resolution, no_match, unknown, empty', async () => {
+  let g = await answer({ status: 'matched', selections: [{ id: 'acme::a', reason: 'because', confidence: 0.75 }] });
+  let r = await g.match({ intent: 'anything' });
+  assert.equal(r.status, 'matched');
+  assert.deepEqual(r.matches, [{ id: { providerId: 'acme', capabilityId: 'a' }, qualifiedId: 'acme::a', reason: 'because', confidence: 0.75 }]);
+  assert.deepEqual(r.resolution.added, ['acme::b']);
+  assert.deepEqual(r.meta.executor, { id: 'test' });
+  assert.equal(r.meta.candidates, 4);
+  assert.deepEqual(r.meta.staticRevisionByProvider && Object.keys(r.meta.staticRevisionByProvider), ['acme', 'beta']);
+  await g.close();
+  for (const status of ['no_match', 'unknown']) {
+    g = await answer({ status, selections: [] });
+    r = await g.match({ intent: 'anything' });
+    assert.equal(r.status, status);
+    assert.deepEqual(r.matches, []);
+    assert.equal(r.resolution, undefined);
+    await g.close();
+  }
+  let called = false;
+  const empty = await CapabilityGraph.open({ providers: [inline('acme')], executor: { id: 't', match: () => { called = true; } } });
+  r = await empty.match({ intent: 'anything' });
+  assert.equal(r.status, 'empty');
+  assert.equal(called, false, 'the executor is not called for an empty catalog');
+  await empty.close();
+});
+
+test('a closure cut by its budget makes the status partial', async () => {
+  const chain = Array.from({ length: 6 }, (_, i) => cap(`c${i}`, i < 5 ? { requires: [`c${i + 1}`] } : {}));
+  const g = await CapabilityGraph.open({
+    providers: [inline('acme', chain)],
+    budgets: { resolve: { maxNodes: 3, maxIds: 3 } },
+    executor: { id: 't', match: async () => ({ status: 'matched', selections: [{ id: 'acme::c0' }] }) },
+  });
+  const r = await g.match({ intent: 'x' });
+  assert.equal(r.status, 'partial');
+  assert.equal(r.resolution.meta.completeness, 'partial');
+  await g.close();
+});
+
+test('the executor sees a fresh request with only the authorized catalog', async () => {
+  const seen = [];
+  const g = await withExecutor(async (request, options) => {
+    seen.push(structuredClone(request));
+    assert.ok(options.signal instanceof AbortSignal);
+    request.candidates.length = 0; // mutating it changes nothing for the next call
+    return { status: 'no_match', selections: [] };
+  });
+  await g.match({ intent: ' find things ', context: { tenant: 't1', n: 2, ok: true, none: null }, limit: 50, requestProviderScope: ['beta'] });
+  await g.forProvider('acme').match({ intent: 'again' });
+  assert.deepEqual(Object.keys(seen[0]), ['intent', 'context', 'limit', 'deadline', 'candidates']);
+  assert.equal(seen[0].intent, ' find things ');
+  assert.deepEqual(seen[0].context, { tenant: 't1', n: 2, ok: true, none: null });
+  assert.equal(seen[0].limit, 20, 'limits above the maximum are clamped');
+  assert.ok(seen[0].deadline > Date.now());
+  assert.deepEqual(seen[0].candidates, [
+    { qualifiedId: 'beta::x', name: 'Capability x', description: 'What x does.', whenToUse: 'When x is needed.', examples: [] },
+  ]);
+  assert.deepEqual(seen[1].candidates.map((c) => c.qualifiedId), ['acme::a', 'acme::b', 'acme::c']);
+  assert.deepEqual(seen[1].context, {});
+  assert.equal(seen[1].limit, 5);
+  await g.close();
+});
+
+test('executor output is validated in the documented order', async () => {
+  const cases = [
+    [null, 'CG_MODEL_OUTPUT_INVALID'],
+    ['matched', 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'maybe', selections: [] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'no_match', selections: [{ id: 'acme::a' }] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme:a' }] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme::a' }, { id: 'acme::a' }] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme::a', confidence: 1.5 }] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme::a', reason: 'x'.repeat(1025) }] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme::a', extra: 1 }] }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme::a' }], debug: true }, 'CG_MODEL_OUTPUT_INVALID'],
+    [{ status: 'matched', selections: [{ id: 'acme::a' }, { id: 'acme::b' }, { id: 'acme::c' }] }, 'CG_MODEL_OUTPUT_TOO_LARGE'],
+    [{ status: 'matched', selections: [{ id: 'acme::ghost' }] }, 'CG_MODEL_INVALID_SELECTION'],
+    [{ status: 'matched', selections: [{ id: 'beta::x' }] }, 'CG_MODEL_INVALID_SELECTION'],
+    [{ status: 'refused', selections: [] }, 'CG_MODEL_REFUSED'],
+  ];
+  for (const [output, code] of cases) {
+    const g = await answer(output);
+    const e = await g.match({ intent: 'x', limit: 2, requestProviderScope: ['acme'] }).catch((error) => error);
+    assert.ok(e instanceof GraphError, JSON.stringify(output));
+    assert.equal(e.code, code, JSON.stringify(output));
+    assert.equal(e.phase, 'match');
+    await g.close();
+  }
+  const big = await CapabilityGraph.open({
+    providers: providers(),
+    budgets: { match: { maxOutputBytes: 100 } },
+    executor: { id: 't', match: async () => ({ status: 'matched', selections: [{ id: 'acme::a', reason: 'x'.repeat(200) }] }) },
+  });
+  await rejectsWith(big.match({ intent: 'x' }), 'CG_MODEL_OUTPUT_TOO_LARGE', 'match', 'narrow_scope');
+  await big.close();
+});
+
+// SPEC §14 D6, row by row: [thrown code, thrown action] → [code, action].
+const PROJECTION = [
+  [['CG_MODEL_UNAVAILABLE', undefined], ['CG_MODEL_UNAVAILABLE', 'retry']],
+  [['CG_MODEL_UNAVAILABLE', 'check_config'], ['CG_MODEL_UNAVAILABLE', 'check_config']],
+  [['CG_MODEL_EXECUTOR_UNSAFE', 'retry'], ['CG_MODEL_EXECUTOR_UNSAFE', 'check_config']],
+  [['CG_MODEL_CONTEXT_EXCEEDED', undefined], ['CG_MODEL_CONTEXT_EXCEEDED', 'narrow_scope']],
+  [['CG_MODEL_OUTPUT_TOO_LARGE', 'retry'], ['CG_MODEL_OUTPUT_TOO_LARGE', 'retry']],
+  [['CG_MODEL_OUTPUT_TOO_LARGE', 'fix_input'], ['CG_MODEL_OUTPUT_TOO_LARGE', 'narrow_scope']],
+  [['CG_MODEL_OUTPUT_INVALID', 'refresh'], ['CG_MODEL_OUTPUT_INVALID', 'retry']],
+  [['CG_MODEL_INVALID_SELECTION', undefined], ['CG_MODEL_INVALID_SELECTION', 'refresh']],
+  [['CG_MODEL_INVALID_SELECTION', 'retry'], ['CG_MODEL_INVALID_SELECTION', 'retry']],
+  [['CG_MODEL_REFUSED', 'retry'], ['CG_MODEL_REFUSED', 'fix_input']],
+  [['CG_MODEL_TIMEOUT', undefined], ['CG_MODEL_TIMEOUT', 'retry']],
+  [['CG_MODEL_CANCELLED', 'check_config'], ['CG_MODEL_CANCELLED', 'check_config']],
+  [['CG_MODEL_NOT_CONFIGURED', undefined], ['CG_MODEL_NOT_CONFIGURED', 'retry']],
+  [['CG_CONFIG_INVALID', 'retry'], ['CG_CONFIG_INVALID', 'check_config']],
+  [['CG_CONTEXT_INVALID', undefined], ['CG_CONTEXT_INVALID', 'fix_input']],
+  [['CG_CAPABILITY_NOT_FOUND', 'refresh'], ['CG_MODEL_UNAVAILABLE', 'retry']],
+  [['ECONNRESET', 'check_config'], ['CG_MODEL_UNAVAILABLE', 'retry']],
+  [[undefined, 'check_config'], ['CG_MODEL_UNAVAILABLE', 'retry']],
+];
+
+test('whatever an executor throws is projected, with catalog messages and no details', async () => {
+  for (const [[code, nextAction], [expectedCode, expectedAction]] of PROJECTION) {
+    const thrown = Object.assign(new Error('secret: /home/user/.codex token sk-123'), { code, nextAction, details: { secret: 1 } });
+    const g = await withExecutor(async () => {
+      throw thrown;
+    });
+    const e = await rejectsWith(g.match({ intent: 'x' }), expectedCode, 'match', expectedAction);
+    assert.equal(e.details, undefined);
+    assert.ok(!e.message.includes('secret'));
+    assert.equal(e.message, new GraphError({ code: expectedCode }).message);
+    await g.close();
+  }
+  for (const thrown of ['plain string', 42, null, undefined, new GraphError({ code: 'CG_MODEL_REFUSED' })]) {
+    const g = await withExecutor(() => {
+      throw thrown;
+    });
+    const expected = thrown instanceof GraphError ? ['CG_MODEL_REFUSED', 'fix_input'] : ['CG_MODEL_UNAVAILABLE', 'retry'];
+    await rejectsWith(g.match({ intent: 'x' }), expected[0], 'match', expected[1]);
+    await g.close();
+  }
+});
+
+test('deadlines, cancellation and close end a match; late answers are discarded', async () => {
+  let lastSignal;
+  let release;
+  const slow = (request, { signal }) => {
+    lastSignal = signal;
+    return new Promise((resolve) => {
+      release = () => resolve({ status: 'matched', selections: [{ id: 'acme::a' }] });
+    });
+  };
+  const g = await withExecutor(slow);
+  await rejectsWith(g.match({ intent: 'x', timeoutMs: 20 }), 'CG_MODEL_TIMEOUT', 'match', 'retry');
+  assert.equal(lastSignal.aborted, true);
+  release();
+
+  const controller = new AbortController();
+  const pending = g.match({ intent: 'x', signal: controller.signal });
+  setTimeout(() => controller.abort(), 10);
+  await rejectsWith(pending, 'CG_MODEL_CANCELLED', 'match', 'retry');
+  assert.equal(lastSignal.aborted, true);
+  release();
+
+  const aborted = new AbortController();
+  aborted.abort();
+  await rejectsWith(g.match({ intent: 'x', signal: aborted.signal }), 'CG_MODEL_CANCELLED', 'match', 'retry');
+
+  const open = g.match({ intent: 'x' });
+  await new Promise((r) => setTimeout(r, 5));
+  await g.close();
+  await rejectsWith(open, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  assert.equal(lastSignal.aborted, true);
+  release();
+  await rejectsWith(g.match({ intent: 'x' }), 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  await new Promise((r) => setTimeout(r, 10));
+});
+
+test('input rules: intent, context, limits, signal, scope and a missing executor', async () => {
+  const g = await answer({ status: 'no_match', selections: [] });
+  const bad = (q, code, action) => rejectsWith(g.match(q), code, 'match', action);
+  await bad({}, 'CG_INPUT_INVALID', 'fix_input');
+  await bad({ intent: '   ' }, 'CG_INPUT_INVALID', 'fix_input');
+  await bad({ intent: 'x'.repeat(4097) }, 'CG_INPUT_TOO_LARGE', 'narrow_scope');
+  await bad({ intent: 'x', context: null }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', context: [] }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', context: { a: { b: 1 } } }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', context: { a: 'x'.repeat(1025) } }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', context: { ['k'.repeat(65)]: 1 } }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', context: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, i])) }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', context: { n: NaN } }, 'CG_CONTEXT_INVALID', 'fix_input');
+  await bad({ intent: 'x', limit: 0 }, 'CG_INPUT_INVALID', 'fix_input');
+  await bad({ intent: 'x', timeoutMs: -1 }, 'CG_INPUT_INVALID', 'fix_input');
+  await bad({ intent: 'x', signal: 'soon' }, 'CG_INPUT_INVALID', 'fix_input');
+  await bad({ intent: 'x', extra: 1 }, 'CG_INPUT_INVALID', 'fix_input');
+  await bad({ intent: 'x', requestProviderScope: ['zeta'] }, 'CG_SCOPE_DENIED', 'narrow_scope');
+  await bad({ intent: 'x', requiredStaticRevision: 's:0000000000000000', requestProviderScope: ['acme'] }, 'CG_REVISION_MISMATCH', 'refresh');
+  await rejectsWith(g.forProvider('acme').match({ intent: 'x', requestProviderScope: ['acme'] }), 'CG_INPUT_INVALID', 'match', 'fix_input');
+  await g.close();
+  const none = await CapabilityGraph.open({ providers: providers() });
+  await rejectsWith(none.match({ intent: 'x' }), 'CG_MODEL_NOT_CONFIGURED', 'match', 'check_config');
+  assert.equal((await none.listCatalog()).items.length, 4, 'static queries keep working');
+  await none.close();
+  const tiny = await CapabilityGraph.open({ providers: providers(), budgets: { match: { maxCatalogBytes: 200 } }, executor: { id: 't', match: () => assert.fail('not called') } });
+  await rejectsWith(tiny.match({ intent: 'x' }), 'CG_CATALOG_TOO_LARGE', 'match', 'narrow_scope');
+  await tiny.close();
+});
+
+test('lexicalExecutor options are validated; the seed provider matches as documented', async () => {
+  throwsWith(() => lexicalExecutor({ minScore: 2 }), 'CG_CONFIG_INVALID', 'config', 'check_config', { path: 'minScore' });
+  throwsWith(() => lexicalExecutor({ other: 1 }), 'CG_CONFIG_INVALID', 'config', 'check_config');
+  throwsWith(() => lexicalExecutor('strict'), 'CG_CONFIG_INVALID', 'config', 'check_config');
+  const g = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+  const r = await g.match({ intent: 'validate the request body before the handler runs' });
+  assert.equal(r.status, 'matched');
+  assert.equal(r.matches[0].qualifiedId, 'seed.http::route.validation');
+  assert.ok(r.resolution.items.some((i) => i.qualifiedId === 'seed.http::schema.request'));
+  assert.deepEqual(r.meta.executor, { id: 'lexical' });
+  const none = await g.match({ intent: 'bake a loaf of sourdough bread' });
+  assert.equal(none.status, 'no_match');
+  const again = await g.match({ intent: 'validate the request body before the handler runs' });
+  assert.deepEqual(again.matches, r.matches, 'deterministic');
+  const bound = await g.forProvider('seed.http').match({ intent: 'add an HTTP endpoint' });
+  assert.equal(bound.matches[0].qualifiedId, 'seed.http::route.http');
+  await g.close();
+});
