@@ -211,6 +211,8 @@ export interface OpenConfig {
   budgets?: BudgetOverrides;
   /** Readers for URL documents, tried in order; without one they are references only. */
   readers?: KnowledgeReader[];
+  /** Who answers `match`; without one `match` rejects CG_MODEL_NOT_CONFIGURED. */
+  executor?: ModelExecutor | LexicalExecutor;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -586,6 +588,62 @@ export interface KnowledgeReader {
   ): Promise<{ bytes: Uint8Array; contentType: string; source: string; contentId?: string }>;
 }
 
+// --- Match -------------------------------------------------------------------------------------
+
+/** Facts for the model: at most 32 keys (1–64 bytes), scalar values (strings ≤ 1 KiB). */
+export type MatchContext = Record<string, string | number | boolean | null>;
+
+export interface MatchQuery extends ScopedQuery {
+  /** Non-blank, at most `budgets.match.maxIntentBytes` (4 KiB). */
+  intent: string;
+  context?: MatchContext;
+  /** Most selections the executor may return: default 5, clamped to 20. */
+  limit?: number;
+  /** Default 60,000; clamped to `budgets.match.maxTimeoutMs` (600,000). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export type MatchStatus = 'matched' | 'no_match' | 'unknown' | 'partial' | 'empty';
+
+export interface MatchResult {
+  status: MatchStatus;
+  /** In the executor's order. */
+  matches: Array<{ id: CapabilityId; qualifiedId: string; reason?: string; confidence?: number }>;
+  /** For `matched` and `partial`: `resolve()` of the matches. */
+  resolution?: ResolveResult;
+  meta: ResultMeta & { executor: { id: string }; candidates: number };
+}
+
+/** What an executor receives (a fresh plain object per call). */
+export interface MatchRequest {
+  intent: string;
+  context: MatchContext;
+  limit: number;
+  /** Epoch milliseconds. */
+  deadline: number;
+  candidates: Array<{ qualifiedId: string; name: string; description: string; whenToUse: string; distinction?: string; examples: string[] }>;
+}
+
+/** What an executor returns; anything else is rejected with a CG_MODEL_* code. */
+export interface MatchOutput {
+  status: 'matched' | 'no_match' | 'unknown' | 'refused';
+  selections: Array<{ id: string; reason?: string; confidence?: number }>;
+}
+
+/** A model executor: any object with an `id` and `match()`. Throw a GraphError (or any value with
+ *  a string `code`) to report a CG_MODEL_* failure; everything else becomes CG_MODEL_UNAVAILABLE. */
+export interface ModelExecutor {
+  id: string;
+  match(request: MatchRequest, options: { signal: AbortSignal }): MatchOutput | Promise<MatchOutput>;
+}
+
+/** The built-in offline lexical executor (a marker the engine recognises). */
+export interface LexicalExecutor {
+  readonly id: 'lexical';
+  readonly options: { readonly minScore: number };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 
@@ -613,6 +671,8 @@ export declare class CapabilityGraph {
   /** One page of a capability document of any size. */
   readDocumentPage(query: DocumentPageQuery): Promise<DocumentBodyPage>;
   readSpecificationPage(query: SpecificationPageQuery): Promise<DocumentBodyPage>;
+  /** Turns an intent into capabilities with the configured executor. */
+  match(query: MatchQuery): Promise<MatchResult>;
   /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
   /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
@@ -638,7 +698,12 @@ export declare class BoundProviderGraph {
   readSpecification(query?: Bound<Omit<ReadSpecificationQuery, 'providerId'>>): Promise<SpecificationReadBatch>;
   readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<DocumentBodyPage>;
   readSpecificationPage(query: Bound<Omit<SpecificationPageQuery, 'providerId'>>): Promise<DocumentBodyPage>;
+  match(query: Bound<MatchQuery>): Promise<MatchResult>;
 }
+
+/** The built-in lexical executor; `minScore` (0–1, default 0.4) is the share of the intent a
+ *  capability must cover. Throws `CG_CONFIG_INVALID` for bad options. */
+export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;
 
 /** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */
 export declare function parseQualifiedId(id: string): CapabilityId;

@@ -3,6 +3,7 @@
 //
 //   node bench/eval-match.mjs            human-readable report, every miss listed
 //   node bench/eval-match.mjs --json     JSON summary on stdout
+//   node bench/eval-match.mjs --min-score=0.2   pass { minScore } to lexicalExecutor (threshold tuning)
 //
 // Metrics:
 //   top-1      should-match intents answered 'matched' with the expected capability first
@@ -18,6 +19,8 @@ import * as pkg from '@devcodex/capability-graph';
 const PROVIDER_ID = 'eval.webapp';
 const LIMIT = 5;
 const asJson = process.argv.includes('--json');
+const minScoreArg = process.argv.find((a) => a.startsWith('--min-score='));
+const minScore = minScoreArg === undefined ? undefined : Number(minScoreArg.slice('--min-score='.length));
 const rootDir = fileURLToPath(new URL('../examples/eval-provider', import.meta.url));
 const intentsFile = fileURLToPath(new URL('../examples/eval-provider/intents.json', import.meta.url));
 
@@ -40,7 +43,7 @@ let graph;
 try {
   graph = await CapabilityGraph.open({
     providers: [{ providerId: PROVIDER_ID, authority: { kind: 'file', rootDir, definitionLayout: 'directory' } }],
-    executor: lexicalExecutor(),
+    executor: minScore === undefined ? lexicalExecutor() : lexicalExecutor({ minScore }),
   });
 } catch (error) {
   bail(`could not open the eval provider: ${describeError(error)}`);
@@ -135,12 +138,12 @@ const timing = {
 };
 
 if (asJson) {
-  console.log(JSON.stringify({ ok: true, provider: PROVIDER_ID, limit: LIMIT, overall, byKind, misses, timing }, null, 2));
+  console.log(JSON.stringify({ ok: true, provider: PROVIDER_ID, limit: LIMIT, minScore: minScore ?? null, overall, byKind, misses, timing }, null, 2));
   process.exit(0);
 }
 
 const fmt = (v) => (v === null ? '  n/a' : `${v.toFixed(1).padStart(5)}%`);
-console.log(`match eval — provider ${PROVIDER_ID}, ${overall.intents} intents, limit ${LIMIT}`);
+console.log(`match eval — provider ${PROVIDER_ID}, ${overall.intents} intents, limit ${LIMIT}${minScore === undefined ? '' : `, minScore ${minScore}`}`);
 console.log('');
 console.log(`  top-1 accuracy     ${fmt(overall.top1Accuracy)}  (${overall.top1}/${overall.shouldMatch})`);
 console.log(`  top-3 accuracy     ${fmt(overall.top3Accuracy)}  (${overall.top3}/${overall.shouldMatch})`);

@@ -8,6 +8,8 @@ import {
   NextAction,
   parseQualifiedId,
   formatQualifiedId,
+  lexicalExecutor,
+  type ModelExecutor,
   type ResolveResult,
   type ReloadResult,
   type GraphErrorJSON,
@@ -103,3 +105,14 @@ async function documents(graph: CapabilityGraph): Promise<void> {
   });
 }
 void documents;
+
+async function matching(): Promise<void> {
+  const graph = await CapabilityGraph.open({ providers: [], executor: lexicalExecutor({ minScore: 0.5 }) });
+  const r = await graph.match({ intent: 'x', context: { tenant: 'a', n: 1 }, signal: new AbortController().signal });
+  if (r.status === 'matched') void r.resolution?.added;
+  const custom: ModelExecutor = { id: 'mine', match: async (req) => ({ status: 'matched', selections: [{ id: req.candidates[0].qualifiedId }] }) };
+  await CapabilityGraph.open({ providers: [], executor: custom });
+  // @ts-expect-error context values are scalars
+  await graph.match({ intent: 'x', context: { nested: {} } });
+}
+void matching;
