@@ -701,7 +701,7 @@ export declare class BoundProviderGraph {
   match(query: Bound<MatchQuery>): Promise<MatchResult>;
 }
 
-/** The built-in lexical executor; `minScore` (0–1, default 0.4) is the share of the intent a
+/** The built-in lexical executor; `minScore` (0–1, default 0.3) is the share of the intent a
  *  capability must cover. Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;
 

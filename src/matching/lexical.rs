@@ -10,7 +10,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::HashMap;
 
 /// Default share of the intent's weight a capability must cover to be selected.
-pub const DEFAULT_MIN_SCORE: f64 = 0.4;
+pub const DEFAULT_MIN_SCORE: f64 = 0.3;
 
 /// BM25 saturation and length normalisation.
 const K1: f32 = 1.2;
@@ -101,6 +101,8 @@ fn flush_cjk(run: &mut Vec<char>, out: &mut Vec<String>) {
 pub struct LexicalIndex {
     /// term → (capability, saturating weighted term frequency)
     postings: HashMap<String, Vec<(u32, f32)>>,
+    /// Every indexed term, sorted, for prefix look-ups.
+    vocabulary: Vec<String>,
     pub documents: u32,
 }
 
@@ -144,14 +146,21 @@ impl LexicalIndex {
                     .push((doc as u32, wtf / (K1 + wtf)));
             }
         }
+        let mut vocabulary: Vec<String> = postings.keys().cloned().collect();
+        vocabulary.sort_unstable();
         LexicalIndex {
             postings,
+            vocabulary,
             documents: s.capabilities.len() as u32,
         }
     }
 
+    fn postings(&self, term: &str) -> &[(u32, f32)] {
+        self.postings.get(term).map_or(&[], Vec::as_slice)
+    }
+
     fn df(&self, term: &str) -> usize {
-        self.postings.get(term).map_or(0, Vec::len)
+        self.postings(term).len()
     }
 }
 
@@ -162,47 +171,110 @@ pub struct Ranked {
     pub node: u32,
     pub score: f64,
     pub coverage: f64,
-    pub terms: Vec<String>,
+}
+
+/// Credit for a word that matches only by a shared stem prefix (`async` ~ `asynchron`).
+const PREFIX_CREDIT: f64 = 0.6;
+/// Shortest prefix that counts as a shared stem.
+const MIN_PREFIX: usize = 4;
+
+fn is_cjk_term(t: &str) -> bool {
+    t.chars().next().is_some_and(is_cjk)
+}
+
+/// One term of the intent: its weight, and whether it counts towards coverage. A CJK bigram
+/// only adds to the score; it covers the characters it joins.
+struct QueryTerm {
+    text: String,
+    weight: f64,
+    unit: bool,
+}
+
+impl LexicalIndex {
+    /// Index terms that share a stem prefix with `q` (each direction), without `q` itself.
+    fn prefix_relatives<'a>(&'a self, q: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let longer = {
+            let start = self.vocabulary.partition_point(|t| t.as_str() < q);
+            self.vocabulary[start..]
+                .iter()
+                .take_while(move |t| t.starts_with(q))
+                .map(String::as_str)
+                .filter(move |t| *t != q)
+        };
+        let shorter = (MIN_PREFIX..q.len())
+            .filter(move |&n| q.is_char_boundary(n))
+            .map(move |n| &q[..n])
+            .filter(move |p| self.postings.contains_key(*p));
+        longer.chain(shorter)
+    }
 }
 
 /// Ranks the capabilities of `indexes` (one per provider of the scope) for `intent`; returns at
 /// most `limit` candidates that cover at least `min_score` of the intent, best first, ties by
 /// position (providers and capabilities are in ID order).
 pub fn rank(indexes: &[&LexicalIndex], intent: &str, limit: usize, min_score: f64) -> Vec<Ranked> {
-    let mut terms = Vec::new();
-    Tokenizer::new().terms(intent, &mut terms);
-    terms.sort();
-    terms.dedup();
+    let mut texts = Vec::new();
+    Tokenizer::new().terms(intent, &mut texts);
+    texts.sort();
+    texts.dedup();
     let total_docs: usize = indexes.iter().map(|i| i.documents as usize).sum();
     let idf = |df: usize| (1.0 + (total_docs as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-    let weights: Vec<f64> = terms
-        .iter()
-        .map(|t| idf(indexes.iter().map(|i| i.df(t)).sum()))
+    let terms: Vec<QueryTerm> = texts
+        .into_iter()
+        .map(|text| QueryTerm {
+            weight: idf(indexes.iter().map(|i| i.df(&text)).sum()),
+            unit: !(is_cjk_term(&text) && text.chars().count() == 2),
+            text,
+        })
         .collect();
-    let intent_weight: f64 = weights.iter().sum();
+    let units: Vec<usize> = (0..terms.len()).filter(|&i| terms[i].unit).collect();
+    let intent_weight: f64 = units.iter().map(|&i| terms[i].weight).sum();
     if intent_weight <= 0.0 {
         return Vec::new();
     }
-    // (provider, capability) → (score, covered weight, matched term indexes)
-    let mut hits: HashMap<(usize, u32), (f64, f64, Vec<usize>)> = HashMap::new();
+    // Per candidate and query term: the best (score, coverage credit) of any matching index term.
+    let mut best: HashMap<(usize, u32), HashMap<usize, (f64, f64)>> = HashMap::new();
+    let mut credit = |key: (usize, u32), ti: usize, score: f64, covered: f64| {
+        let e = best.entry(key).or_default().entry(ti).or_insert((0.0, 0.0));
+        e.0 = e.0.max(score);
+        e.1 = e.1.max(covered);
+    };
     for (ti, term) in terms.iter().enumerate() {
         for (p, index) in indexes.iter().enumerate() {
-            for &(doc, sat) in index.postings.get(term).map_or(&[][..], Vec::as_slice) {
-                let h = hits.entry((p, doc)).or_default();
-                h.0 += weights[ti] * f64::from(sat);
-                h.1 += weights[ti];
-                h.2.push(ti);
+            for &(doc, sat) in index.postings(&term.text) {
+                credit((p, doc), ti, term.weight * f64::from(sat), term.weight);
+                if !term.unit {
+                    // A matching bigram covers both of its characters.
+                    for c in term.text.chars() {
+                        if let Some(ci) =
+                            terms.iter().position(|t| t.unit && t.text.chars().eq([c]))
+                        {
+                            credit((p, doc), ci, 0.0, terms[ci].weight);
+                        }
+                    }
+                }
+            }
+            if term.unit && !is_cjk_term(&term.text) && term.text.len() >= MIN_PREFIX {
+                for relative in index.prefix_relatives(&term.text) {
+                    for &(doc, sat) in index.postings(relative) {
+                        let w = term.weight * PREFIX_CREDIT;
+                        credit((p, doc), ti, w * f64::from(sat), w);
+                    }
+                }
             }
         }
     }
-    let mut ranked: Vec<Ranked> = hits
+    let mut ranked: Vec<Ranked> = best
         .into_iter()
-        .map(|((provider, node), (score, covered, matched))| Ranked {
-            provider,
-            node,
-            score,
-            coverage: covered / intent_weight,
-            terms: matched.into_iter().map(|i| terms[i].clone()).collect(),
+        .map(|((provider, node), per_term)| {
+            let coverage = per_term.values().map(|v| v.1).sum::<f64>() / intent_weight;
+            let score: f64 = per_term.values().map(|v| v.0).sum();
+            Ranked {
+                provider,
+                node,
+                score,
+                coverage,
+            }
         })
         .filter(|r| r.coverage >= min_score)
         .collect();
@@ -211,8 +283,8 @@ pub fn rank(indexes: &[&LexicalIndex], intent: &str, limit: usize, min_score: f6
             .total_cmp(&a.score)
             .then((a.provider, a.node).cmp(&(b.provider, b.node)))
     });
-    let best = ranked.first().map_or(0.0, |r| r.score);
-    ranked.retain(|r| r.score >= best * RELATIVE_CUTOFF);
+    let top = ranked.first().map_or(0.0, |r| r.score);
+    ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
     ranked.truncate(limit);
     ranked
 }
