@@ -108,25 +108,50 @@ pub struct LexicalIndex {
 
 impl LexicalIndex {
     pub fn build(s: &ProviderSnapshot) -> LexicalIndex {
-        let tokenizer = Tokenizer::new();
-        let mut fields: Vec<[Vec<String>; FIELDS]> = Vec::with_capacity(s.capabilities.len());
+        let tokenize = |caps: &[crate::snapshot::Capability]| -> Vec<[Vec<String>; FIELDS]> {
+            let tokenizer = Tokenizer::new();
+            caps.iter()
+                .map(|c| {
+                    let mut f: [Vec<String>; FIELDS] = Default::default();
+                    tokenizer.terms(&c.name, &mut f[0]);
+                    tokenizer.terms(&c.id, &mut f[1]);
+                    tokenizer.terms(&c.when_to_use, &mut f[2]);
+                    tokenizer.terms(&c.description, &mut f[3]);
+                    for e in &c.examples {
+                        tokenizer.terms(e, &mut f[4]);
+                    }
+                    if let Some(d) = &c.distinction {
+                        tokenizer.terms(d, &mut f[5]);
+                    }
+                    f
+                })
+                .collect()
+        };
+        // Tokenising and stemming dominate; large providers use every core.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let fields: Vec<[Vec<String>; FIELDS]> = if s.capabilities.len() < 4096 || threads < 2 {
+            tokenize(&s.capabilities)
+        } else {
+            let chunk = s.capabilities.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = s
+                    .capabilities
+                    .chunks(chunk)
+                    .map(|c| scope.spawn(move || tokenize(c)))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
         let mut total_len = [0f32; FIELDS];
-        for c in &s.capabilities {
-            let mut f: [Vec<String>; FIELDS] = Default::default();
-            tokenizer.terms(&c.name, &mut f[0]);
-            tokenizer.terms(&c.id, &mut f[1]);
-            tokenizer.terms(&c.when_to_use, &mut f[2]);
-            tokenizer.terms(&c.description, &mut f[3]);
-            for e in &c.examples {
-                tokenizer.terms(e, &mut f[4]);
-            }
-            if let Some(d) = &c.distinction {
-                tokenizer.terms(d, &mut f[5]);
-            }
+        for f in &fields {
             for (i, terms) in f.iter().enumerate() {
                 total_len[i] += terms.len() as f32;
             }
-            fields.push(f);
         }
         let n = fields.len().max(1) as f32;
         let avg: Vec<f32> = total_len.iter().map(|t| (t / n).max(1.0)).collect();
@@ -140,10 +165,14 @@ impl LexicalIndex {
                 }
             }
             for (t, wtf) in weighted {
-                postings
-                    .entry(t.to_owned())
-                    .or_default()
-                    .push((doc as u32, wtf / (K1 + wtf)));
+                let entry = (doc as u32, wtf / (K1 + wtf));
+                // Look up first: most terms are already known, and a key costs an allocation.
+                match postings.get_mut(t) {
+                    Some(list) => list.push(entry),
+                    None => {
+                        postings.insert(t.to_owned(), vec![entry]);
+                    }
+                }
             }
         }
         let mut vocabulary: Vec<String> = postings.keys().cloned().collect();
@@ -227,54 +256,61 @@ pub fn rank(indexes: &[&LexicalIndex], intent: &str, limit: usize, min_score: f6
             text,
         })
         .collect();
-    let units: Vec<usize> = (0..terms.len()).filter(|&i| terms[i].unit).collect();
-    let intent_weight: f64 = units.iter().map(|&i| terms[i].weight).sum();
+    let intent_weight: f64 = terms.iter().filter(|t| t.unit).map(|t| t.weight).sum();
     if intent_weight <= 0.0 {
         return Vec::new();
     }
-    // Per candidate and query term: the best (score, coverage credit) of any matching index term.
-    let mut best: HashMap<(usize, u32), HashMap<usize, (f64, f64)>> = HashMap::new();
-    let mut credit = |key: (usize, u32), ti: usize, score: f64, covered: f64| {
-        let e = best.entry(key).or_default().entry(ti).or_insert((0.0, 0.0));
-        e.0 = e.0.max(score);
-        e.1 = e.1.max(covered);
-    };
-    for (ti, term) in terms.iter().enumerate() {
+    // Per candidate: (score, covered weight). Each unit term adds the best credit any of its
+    // forms earns in a candidate: itself, a shared-stem relative, or (for a CJK character) a
+    // matching bigram of the intent that contains it; bigrams add score only.
+    let mut totals: HashMap<(usize, u32), (f64, f64)> = HashMap::new();
+    let mut local: HashMap<(usize, u32), (f64, f64)> = HashMap::new();
+    for term in &terms {
+        local.clear();
         for (p, index) in indexes.iter().enumerate() {
+            let mut offer = |doc: u32, score: f64, covered: f64| {
+                let e = local.entry((p, doc)).or_insert((0.0, 0.0));
+                e.0 = e.0.max(score);
+                e.1 = e.1.max(covered);
+            };
+            let cover = if term.unit { term.weight } else { 0.0 };
             for &(doc, sat) in index.postings(&term.text) {
-                credit((p, doc), ti, term.weight * f64::from(sat), term.weight);
-                if !term.unit {
-                    // A matching bigram covers both of its characters.
-                    for c in term.text.chars() {
-                        if let Some(ci) =
-                            terms.iter().position(|t| t.unit && t.text.chars().eq([c]))
-                        {
-                            credit((p, doc), ci, 0.0, terms[ci].weight);
-                        }
+                offer(doc, term.weight * f64::from(sat), cover);
+            }
+            if !term.unit {
+                continue;
+            }
+            if is_cjk_term(&term.text) {
+                for bigram in terms
+                    .iter()
+                    .filter(|t| !t.unit && t.text.contains(term.text.as_str()))
+                {
+                    for &(doc, _) in index.postings(&bigram.text) {
+                        offer(doc, 0.0, term.weight);
                     }
                 }
-            }
-            if term.unit && !is_cjk_term(&term.text) && term.text.len() >= MIN_PREFIX {
+            } else if term.text.len() >= MIN_PREFIX {
+                let w = term.weight * PREFIX_CREDIT;
                 for relative in index.prefix_relatives(&term.text) {
                     for &(doc, sat) in index.postings(relative) {
-                        let w = term.weight * PREFIX_CREDIT;
-                        credit((p, doc), ti, w * f64::from(sat), w);
+                        offer(doc, w * f64::from(sat), w);
                     }
                 }
             }
         }
+        for (&key, &(score, covered)) in &local {
+            let e = totals.entry(key).or_insert((0.0, 0.0));
+            e.0 += score;
+            e.1 += covered;
+        }
     }
-    let mut ranked: Vec<Ranked> = best
+    let mut ranked: Vec<Ranked> = totals
         .into_iter()
-        .map(|((provider, node), per_term)| {
-            let coverage = per_term.values().map(|v| v.1).sum::<f64>() / intent_weight;
-            let score: f64 = per_term.values().map(|v| v.0).sum();
-            Ranked {
-                provider,
-                node,
-                score,
-                coverage,
-            }
+        .map(|((provider, node), (score, covered))| Ranked {
+            provider,
+            node,
+            score,
+            coverage: covered / intent_weight,
         })
         .filter(|r| r.coverage >= min_score)
         .collect();
