@@ -234,3 +234,14 @@ test('lexicalExecutor options are validated; the seed provider matches as docume
   assert.equal(bound.matches[0].qualifiedId, 'seed.http::route.http');
   await g.close();
 });
+
+test('the lexical evaluation stays above its measured floor', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(new URL('../bench/eval-match.mjs', import.meta.url));
+  const { overall } = JSON.parse(execFileSync(process.execPath, [script, '--json'], { encoding: 'utf8' }));
+  assert.ok(overall.shouldMatch >= 50 && overall.shouldNotMatch >= 10, 'a real evaluation set');
+  // Measured 86.4% top-1 and 100% no-match; a ranker change that loses ground fails here.
+  assert.ok(overall.top1Accuracy >= 85, `top-1 ${overall.top1Accuracy}%`);
+  assert.ok(overall.noMatchAccuracy >= 95, `no-match ${overall.noMatchAccuracy}%`);
+});
