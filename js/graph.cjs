@@ -200,6 +200,9 @@ const UNARY_VERBS = [
   'listSpecificationDocuments',
   'listKnowledgeMembers',
   'resolveSelection',
+  'retrieveCapabilities',
+  'queryKnowledge',
+  'queryRuntime',
 ];
 /** Body reads: one query object, run off the JS thread. */
 const READ_VERBS = ['readDocuments', 'readSpecification', 'readDocumentPage', 'readSpecificationPage'];

@@ -7,6 +7,7 @@ use crate::ids::is_id;
 use crate::knowledge::host::HostBodies;
 use crate::matching::{self, lexical_options, Executor, Start};
 use crate::query::args::{invalid, Args};
+use crate::query::backends::{self, Backends};
 use crate::query::{
     catalog, details, members, neighbors, providers, reads, resolve, selection, Call,
 };
@@ -26,6 +27,7 @@ pub struct Engine {
     /// Whether the host registered knowledge readers (URL documents are references otherwise).
     has_readers: bool,
     executor: Option<Executor>,
+    backends: Backends,
 }
 
 impl Engine {
@@ -81,8 +83,14 @@ impl Engine {
             }),
             Some(ExecutorSpec::Host(h)) => Some(Executor::Host { id: h.id }),
         };
+        let backends = Backends {
+            capability_retriever: config.capability_retriever.is_some(),
+            knowledge_retriever: config.knowledge_retriever.is_some(),
+            runtime: config.runtime_adapters.iter().map(|(p, _)| p.clone()).collect(),
+        };
         Ok(Engine {
             executor,
+            backends,
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
             sources: config.providers,
@@ -94,6 +102,7 @@ impl Engine {
         Ok(Call {
             state: self.store.pin()?,
             budgets: &self.budgets,
+            backends: &self.backends,
             bound,
         })
     }
@@ -128,6 +137,9 @@ impl Engine {
             "getNeighbors" => neighbors::get_neighbors,
             "listKnowledgeMembers" => members::list_knowledge_members,
             "resolveSelection" => selection::resolve_selection,
+            "retrieveCapabilities" => backends::retrieve_capabilities,
+            "queryKnowledge" => backends::query_knowledge,
+            "queryRuntime" => backends::query_runtime,
             _ => return Err(invalid("verb", "a query verb")),
         };
         self.call(bound)

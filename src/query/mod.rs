@@ -2,6 +2,7 @@
 //! revisions), reads, and prints one JSON string.
 
 pub mod args;
+pub mod backends;
 pub mod catalog;
 pub mod closure;
 pub mod details;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 pub struct Call<'a> {
     pub state: Arc<StoreState>,
     pub budgets: &'a Budgets,
+    pub backends: &'a backends::Backends,
     pub bound: Option<&'a str>,
 }
 
