@@ -9,6 +9,12 @@ const {
   formatQualifiedId,
   lexicalExecutor,
 } = require('./graph.cjs');
+const { createToolAdapter } = require('./tools.cjs');
+
+/** The MCP server; its module (and the MCP SDK) loads on first use. */
+function createMcpServer(graph, options) {
+  return require('./mcp.cjs').createMcpServer(graph, options);
+}
 
 module.exports = {
   CapabilityGraph,
@@ -20,4 +26,6 @@ module.exports = {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  createToolAdapter,
+  createMcpServer,
 };

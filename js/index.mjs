@@ -12,5 +12,7 @@ export const {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  createToolAdapter,
+  createMcpServer,
 } = api;
 export default api;

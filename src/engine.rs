@@ -86,7 +86,11 @@ impl Engine {
         let backends = Backends {
             capability_retriever: config.capability_retriever.is_some(),
             knowledge_retriever: config.knowledge_retriever.is_some(),
-            runtime: config.runtime_adapters.iter().map(|(p, _)| p.clone()).collect(),
+            runtime: config
+                .runtime_adapters
+                .iter()
+                .map(|(p, _)| p.clone())
+                .collect(),
         };
         Ok(Engine {
             executor,

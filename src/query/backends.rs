@@ -27,11 +27,22 @@ fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str> {
 }
 
 pub fn retrieve_capabilities(call: &Call, json: &str) -> Result<String> {
-    let keys = ["text", "limit", "requestProviderScope", "requiredStaticRevision", "requiredStaticRevisionByProvider"];
+    let keys = [
+        "text",
+        "limit",
+        "requestProviderScope",
+        "requiredStaticRevision",
+        "requiredStaticRevisionByProvider",
+    ];
     let args = Args::parse(json, &keys)?;
     text(&args, "text")?;
     if let Some(v) = args.get("limit")? {
-        clamped_integer(v, "limit", 1, call.budgets.retrieve_capabilities.max_candidates)?;
+        clamped_integer(
+            v,
+            "limit",
+            1,
+            call.budgets.retrieve_capabilities.max_candidates,
+        )?;
     }
     call.view(&args, None::<std::iter::Empty<&str>>)?;
     if !call.backends.capability_retriever {
@@ -64,6 +75,7 @@ pub fn query_knowledge(call: &Call, json: &str) -> Result<String> {
     if let Some(v) = args.get("limit")? {
         clamped_integer(v, "limit", 1, budget.max_hits)?;
     }
+    super::reads::Filters::parse(&args, budget.max_filter_values_per_dimension)?;
     let view = call.view(&args, Some(refs.iter().map(|r| r.0)))?;
     for (p, c) in refs {
         call.locate(&view, p, c)?;
@@ -93,6 +105,11 @@ pub fn query_runtime(call: &Call, json: &str) -> Result<String> {
             return Err(GraphError::new(Code::RuntimeContextRequired).detail("field", key));
         }
     }
+    for key in ["instanceId", "requiredRuntimeRevision", "cursor"] {
+        if args.string(key)?.is_some_and(|s| s.trim().is_empty()) {
+            return Err(invalid(key, "non-blank string"));
+        }
+    }
     let instance_of = args
         .get("instanceOf")?
         .map(|v| capability_ref(v, "instanceOf", call.bound))
@@ -105,7 +122,10 @@ pub fn query_runtime(call: &Call, json: &str) -> Result<String> {
         call.locate(&view, p, c)?;
     }
     let [provider] = view.scope.as_slice() else {
-        return Err(invalid("requestProviderScope", "exactly one provider for a runtime query"));
+        return Err(invalid(
+            "requestProviderScope",
+            "exactly one provider for a runtime query",
+        ));
     };
     if !call.backends.runtime.contains(provider) {
         return Err(GraphError::new(Code::RuntimeDisabled));

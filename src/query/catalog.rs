@@ -54,6 +54,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         None => budget.max_items,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_items)?,
     };
+    let cursor_arg = args.string("cursor")?;
     let parent_ref = args
         .get("parent")?
         .map(|v| capability_ref(v, "parent", call.bound))
@@ -79,7 +80,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
 
     // Where this page starts: the first provider, or the row a cursor names.
     let (mut start_p, mut start_node) = (0usize, 0u32);
-    if let Some(c) = args.string("cursor")? {
+    if let Some(c) = cursor_arg {
         let after = cursor::decode(c, &binding)?;
         let (p, n) = parse_qualified(&after)
             .and_then(|(p, c)| {

@@ -37,6 +37,7 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
         None => budget.default_knowledge_page_size,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_knowledge_page_size)?,
     };
+    let cursor = args.string("cursor")?;
     let view = call.view(&args, Some(std::iter::once(provider)))?;
     let (p, node) = call.locate(&view, provider, capability)?;
     let s = view.snapshot(p);
@@ -91,13 +92,7 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
         max_bytes: budget.max_bytes,
         page_budget: "detail.maxBytes",
     };
-    let page = doc_page(
-        &collection.members,
-        args.string("cursor")?,
-        &binding,
-        &limits,
-        fixed,
-    )?;
+    let page = doc_page(&collection.members, cursor, &binding, &limits, fixed)?;
     meta.completeness = page.completeness();
     let mut out = format!(
         r#"{{"id":{id_json},"collectionId":{collection_json},"items":{},"completeness":{}"#,

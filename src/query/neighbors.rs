@@ -56,6 +56,16 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         None => budget.default_page_size,
         Some(v) => clamped_integer(v, "limitPerKind", 1, budget.max_page_size)?,
     } as usize;
+    // Shapes first: cursors by requested kind, each a string.
+    let mut cursors: Vec<(String, Kind, &str)> = Vec::new();
+    for (key, c) in args.object("cursors")?.into_iter().flatten() {
+        let field = format!("cursors.{key}");
+        let kind = parse_kind(&Value::from(key.as_str()))
+            .filter(|k| kinds.contains(k))
+            .ok_or_else(|| invalid(&field, "one of the requested kinds"))?;
+        let c = c.as_str().ok_or_else(|| invalid(&field, "cursor"))?;
+        cursors.push((field, kind, c));
+    }
     let view = call.view(&args, Some(std::iter::once(provider)))?;
     let (p, node) = call.locate(&view, provider, capability)?;
     let s = view.snapshot(p);
@@ -71,22 +81,14 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     };
 
     // Where each requested group starts.
-    let cursors = args.object("cursors")?;
     let mut starts = [0usize; 8];
-    if let Some(map) = cursors {
-        for (key, c) in map {
-            let field = format!("cursors.{key}");
-            let kind = parse_kind(&Value::from(key.as_str()))
-                .filter(|k| kinds.contains(k))
-                .ok_or_else(|| invalid(&field, "one of the requested kinds"))?;
-            let c = c.as_str().ok_or_else(|| invalid(&field, "cursor"))?;
-            let after = cursor::decode(c, &binding(kind))?;
-            let list = s.neighbours(node, kind);
-            starts[kind as usize] = list
-                .iter()
-                .position(|&t| s.capability(t).id == after)
-                .ok_or_else(|| invalid(&field, "cursor returned by the same query"))?;
-        }
+    for &(ref field, kind, c) in &cursors {
+        let after = cursor::decode(c, &binding(kind))?;
+        starts[kind as usize] = s
+            .neighbours(node, kind)
+            .iter()
+            .position(|&t| s.capability(t).id == after)
+            .ok_or_else(|| invalid(field, "cursor returned by the same query"))?;
     }
 
     let mut meta = Meta::of(&view, false);

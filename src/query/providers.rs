@@ -182,14 +182,15 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
         (None, Some(p)) => Value::from(p),
         (None, None) => return Err(invalid("providerId", "provider ID")),
     };
-    let view = call.view(&args, Some(target.as_str().into_iter()))?;
-    let p = provider_target(call, &view, Some(&target), "providerId")?;
-    let s = view.snapshot(p);
     let budget = &call.budgets.specification;
     let limit = match args.get("limit")? {
         None => budget.default_page_size,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_page_size)?,
     };
+    let cursor = args.string("cursor")?;
+    let view = call.view(&args, Some(target.as_str().into_iter()))?;
+    let p = provider_target(call, &view, Some(&target), "providerId")?;
+    let s = view.snapshot(p);
     let mut meta = Meta::of(&view, false);
     meta.extra.insert(
         "budgets".into(),
@@ -213,13 +214,7 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
         max_bytes: budget.max_bytes,
         page_budget: "specification.maxBytes",
     };
-    let page = doc_page(
-        docs,
-        args.string("cursor")?,
-        &spec_binding(s, &filter),
-        &limits,
-        fixed,
-    )?;
+    let page = doc_page(docs, cursor, &spec_binding(s, &filter), &limits, fixed)?;
     meta.completeness = page.completeness();
     let completeness = to_json(&meta.completeness);
     let mut out = format!(

@@ -20,14 +20,14 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Values of one filter dimension (`knowledgeIds`, `roles`, `locales`); `None` when absent.
-struct Filters {
+pub(super) struct Filters {
     knowledge_ids: Option<Vec<String>>,
     roles: Option<Vec<String>>,
     locales: Option<Vec<String>>,
 }
 
 impl Filters {
-    fn parse(args: &Args, max_values: u64) -> Result<Filters> {
+    pub(super) fn parse(args: &Args, max_values: u64) -> Result<Filters> {
         let dimension =
             |key: &str, check: &dyn Fn(&str) -> Option<String>| -> Result<Option<Vec<String>>> {
                 let Some(values) = args.array(key)? else {
@@ -471,14 +471,14 @@ struct PageTarget<'a> {
     doc: &'a DocumentRef,
 }
 
-fn page_of(
-    call: &Call,
-    args: &Args,
-    view: &View,
-    target: PageTarget,
-    kind: &'static str,
-    host: &HostBodies,
-) -> Result<String> {
+/// Where a page starts and how long it may be, checked before any target is looked up.
+struct PageArgs<'a> {
+    max_bytes: u64,
+    start: Option<u64>,
+    cursor: Option<&'a str>,
+}
+
+fn page_args<'a>(args: &'a Args, call: &Call) -> Result<PageArgs<'a>> {
     let budget = &call.budgets.read;
     let max_bytes = match args.get("maxBytes")? {
         None => budget.max_bytes,
@@ -487,6 +487,31 @@ fn page_of(
     if max_bytes > budget.max_bytes {
         return Err(too_large("maxBytes", budget.max_bytes));
     }
+    let start = args
+        .get("startOffset")?
+        .map(|v| clamped_integer(v, "startOffset", 0, u64::MAX >> 11))
+        .transpose()?;
+    let cursor = args.string("cursor")?;
+    if start.is_some() && cursor.is_some() {
+        return Err(invalid("cursor", "either cursor or startOffset"));
+    }
+    Ok(PageArgs {
+        max_bytes,
+        start,
+        cursor,
+    })
+}
+
+fn page_of(
+    call: &Call,
+    page_args: PageArgs,
+    view: &View,
+    target: PageTarget,
+    kind: &'static str,
+    host: &HostBodies,
+) -> Result<String> {
+    let budget = &call.budgets.read;
+    let max_bytes = page_args.max_bytes;
     let s = target.snapshot;
     let qualified = target
         .node
@@ -498,9 +523,8 @@ fn page_of(
         revision: &s.static_revision,
         filter: &filter,
     };
-    let (start, known) = match (args.get("startOffset")?, args.string("cursor")?) {
-        (Some(_), Some(_)) => return Err(invalid("cursor", "either cursor or startOffset")),
-        (Some(v), None) => (clamped_integer(v, "startOffset", 0, u64::MAX >> 11)?, None),
+    let (start, known) = match (page_args.start, page_args.cursor) {
+        (Some(start), _) => (start, None),
         (None, Some(c)) => {
             let after: After = serde_json::from_str(&cursor::decode(c, &binding)?)
                 .map_err(|_| invalid("cursor", "cursor returned by the same query"))?;
@@ -619,6 +643,7 @@ fn knowledge_id_arg(args: &Args) -> Result<&str> {
 
 pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &PAGE_KEYS)?;
+    let page_args = page_args(&args, call)?;
     if args.has("providerId") {
         return Err(invalid(
             "providerId",
@@ -657,7 +682,7 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
     })?;
     page_of(
         call,
-        &args,
+        page_args,
         &view,
         PageTarget {
             snapshot: s,
@@ -671,6 +696,7 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
 
 pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &PAGE_KEYS)?;
+    let page_args = page_args(&args, call)?;
     if args.has("capability") {
         return Err(invalid(
             "capability",
@@ -695,7 +721,7 @@ pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Re
         })?;
     page_of(
         call,
-        &args,
+        page_args,
         &view,
         PageTarget {
             snapshot: s,
