@@ -701,6 +701,58 @@ export declare class BoundProviderGraph {
   match(query: Bound<MatchQuery>): Promise<MatchResult>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Tool Adapter and MCP
+
+export type ToolName =
+  | 'list_providers' | 'get_provider' | 'list_catalog' | 'get_capabilities' | 'get_neighbors'
+  | 'resolve' | 'resolve_selection' | 'match' | 'list_knowledge_members'
+  | 'list_specification_documents' | 'read_documents' | 'read_document_page'
+  | 'read_specification' | 'read_specification_page' | 'retrieve_capabilities'
+  | 'query_knowledge' | 'query_runtime' | 'list_entry_points';
+
+export interface ToolAdapterOptions {
+  /** Prepended to every tool name (letters, digits, `_`, `-`). */
+  prefix?: string;
+  /** Only these tools (names without the prefix). */
+  tools?: ToolName[];
+  /** The trusted host approves document bodies for agents (the read tools and query_knowledge). */
+  documentBodies?: boolean;
+  /** Qualified IDs the provider chose as its main entries; adds `list_entry_points`. */
+  entryPoints?: string[];
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; [key: string]: unknown };
+  outputSchema: { type: 'object'; [key: string]: unknown };
+}
+
+export type ToolOutcome = { ok: true; result: any } | { ok: false; error: GraphErrorJSON };
+
+export interface ToolAdapter {
+  readonly tools: readonly ToolDefinition[];
+  /** Resolves `{ ok: true, result }` or `{ ok: false, error }`; never rejects for graph errors. */
+  call(name: string, args: unknown, options?: { signal?: AbortSignal }): Promise<ToolOutcome>;
+  has(name: string): boolean;
+}
+
+/** The graph as tools for agents (SPEC §9). Throws `CG_INPUT_INVALID` for bad options. */
+export declare function createToolAdapter(graph: CapabilityGraph | BoundProviderGraph, options?: ToolAdapterOptions): ToolAdapter;
+
+export interface McpServerOptions extends ToolAdapterOptions {
+  name?: string;
+  version?: string;
+}
+
+/** A low-level MCP `Server` (from `@modelcontextprotocol/sdk`) serving the Tool Adapter's tools
+ *  and, with `documentBodies`, the providers' specification documents as resources. */
+export declare function createMcpServer(
+  graph: CapabilityGraph | BoundProviderGraph,
+  options?: McpServerOptions,
+): import('@modelcontextprotocol/sdk/server/index.js').Server;
+
 /** The built-in lexical executor; `minScore` (0–1, default 0.3) is the share of the intent a
  *  capability must cover. Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;

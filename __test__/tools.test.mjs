@@ -106,3 +106,12 @@ test('adapter options are checked; match is cancelled through the call signal', 
   await graph.close();
   await rejectsWith(graph.listCatalog(), 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
 });
+
+test('loading the package never loads the MCP SDK', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const probe = (code) => execFileSync(process.execPath, ['-e', code], { encoding: 'utf8', cwd: new URL('..', import.meta.url).pathname }).trim();
+  const cjs = "const cg = require('@devcodex/capability-graph'); cg.createToolAdapter; console.log(Object.keys(require.cache).some((k) => k.includes('modelcontextprotocol')))";
+  assert.equal(probe(cjs), 'false');
+  const esm = "import('@devcodex/capability-graph').then(() => console.log(Object.keys(require('node:module')._cache).some((k) => k.includes('modelcontextprotocol'))))";
+  assert.equal(probe(esm), 'false');
+});

@@ -9,6 +9,8 @@ import {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  createToolAdapter,
+  createMcpServer,
   type ModelExecutor,
   type ResolveResult,
   type ReloadResult,
@@ -116,3 +118,14 @@ async function matching(): Promise<void> {
   await graph.match({ intent: 'x', context: { nested: {} } });
 }
 void matching;
+
+async function tools(graph: CapabilityGraph): Promise<void> {
+  const adapter = createToolAdapter(graph, { prefix: 'acme_', documentBodies: true, tools: ['list_catalog', 'match'] });
+  const out = await adapter.call(adapter.tools[0].name, {});
+  if (!out.ok) void out.error.code;
+  const server = createMcpServer(graph.forProvider('seed.http'), { name: 'x' });
+  await server.close();
+  // @ts-expect-error unknown tool name
+  createToolAdapter(graph, { tools: ['nope'] });
+}
+void tools;
