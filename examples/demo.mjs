@@ -1,27 +1,64 @@
-// A small tour of the bundled seed provider: open it, resolve a capability with what it
-// requires, and see how a failure is reported. (The full discovery and match demo grows here.)
+// The demo: what an agent sees when it works through the bundled seed provider with the
+// built-in lexical executor — entry points, relations, details, a selection, its documents, and
+// a match from a user's words. Every step pins the revision the first step returned.
 import { fileURLToPath } from 'node:url';
-import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
+import { CapabilityGraph, GraphError, lexicalExecutor } from '@devcodex/capability-graph';
 
 const rootDir = fileURLToPath(new URL('./seed-provider', import.meta.url));
 const graph = await CapabilityGraph.open({
   providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir, definitionLayout: 'directory' } }],
+  executor: lexicalExecutor(),
 });
+const step = (n, title) => console.log(`\n${n}. ${title}`);
+const show = (line) => console.log(`   ${line}`);
 
 try {
-  const resolved = await graph.resolve({ ids: ['seed.http::route.validation'] });
-  console.log(`seed.http is at revision ${resolved.meta.staticRevision}`);
-  console.log(`resolve(route.validation) → requested ${resolved.requested.join(', ')}; added ${resolved.added.join(', ')}`);
-  for (const item of resolved.items) {
-    const why = item.reason.requested ? 'requested' : `required by ${item.reason.requiredBy.join(', ')}`;
-    console.log(`  ${item.qualifiedId} (${why}): ${item.whenToUse}`);
+  step(1, 'Which providers can I use?');
+  const { items: providers, meta } = await graph.listProviders();
+  for (const p of providers) show(`${p.providerId} "${p.name}" ${p.version} — specification ${p.specification.specificationId}`);
+  const requiredStaticRevision = meta.staticRevision;
+  show(`revision ${requiredStaticRevision} (pinned for every next step)`);
+
+  step(2, 'The catalog, one page');
+  const page = await graph.listCatalog({ limit: 10, requiredStaticRevision });
+  for (const c of page.items) show(`${c.qualifiedId.padEnd(28)} ${c.name}`);
+  show(`completeness: ${page.meta.completeness}`);
+
+  step(3, 'What sits under seed.http::route?');
+  const { groups } = await graph.getNeighbors('seed.http::route', { kinds: ['children'], requiredStaticRevision });
+  for (const c of groups.children.items) show(`child ${c.qualifiedId}: ${c.whenToUse}`);
+
+  step(4, 'Details of seed.http::route.validation');
+  const [detail] = (await graph.getCapabilities(['seed.http::route.validation'], { requiredStaticRevision })).results;
+  show(detail.value.description);
+  show(`requires: ${detail.value.neighborSummaries.requires.items.map((i) => i.name).join(', ')}`);
+  show(`knowledge: ${detail.value.knowledge.items.map((k) => `${k.knowledgeId} (${k.role})`).join(', ')}`);
+
+  step(5, 'Select it: what else is needed?');
+  const selection = await graph.resolveSelection({ selected: ['seed.http::route.validation'], requiredStaticRevision });
+  for (const r of selection.reasons) {
+    const why = r.reason.requested ? 'selected' : `required by ${r.reason.requiredBy.map((i) => i.capabilityId).join(', ')}`;
+    show(`${r.id.capabilityId} — ${why}`);
   }
 
+  step(6, 'Read the selection\'s documents');
+  const selected = selection.resolved.map((id) => `${id.providerId}::${id.capabilityId}`);
+  const reads = await graph.readDocuments({ selected, requiredStaticRevision });
+  for (const r of reads.results) show(`${r.value.knowledgeId} ${r.value.source}: "${r.value.text.split('\n')[0]}" (${r.value.byteLength} bytes)`);
+
+  step(7, 'Match a user\'s words with the lexical executor');
+  for (const intent of ['validate the request body before the handler runs', 'bake a loaf of sourdough bread']) {
+    const r = await graph.match({ intent });
+    show(`"${intent}" → ${r.status}${r.matches.length ? `: ${r.matches.map((m) => `${m.qualifiedId} (${m.confidence})`).join(', ')}` : ''}`);
+    if (r.resolution) show(`   with ${r.resolution.added.join(', ') || 'nothing else'} added by requires`);
+  }
+
+  step(8, 'A mistake, as the agent gets it');
   try {
-    await graph.resolve({ ids: ['seed.http::route.websocket'] });
+    await graph.resolve({ ids: ['seed.http::route.websocket'], requiredStaticRevision });
   } catch (error) {
     if (!(error instanceof GraphError)) throw error;
-    console.log(`resolve(route.websocket) → ${JSON.stringify(error.toJSON())}`);
+    show(JSON.stringify(error.toJSON()));
   }
 } finally {
   await graph.close();

@@ -348,4 +348,7 @@ function formatQualifiedId(value) {
   return unwrap(call(native.formatQualifiedId, toWireJson(value)));
 }
 
-module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor };
+/** @internal Verbs the CLI uses that are not part of the public surface (export, checkDocuments). */
+const internal = { query: (graph, verb, query) => runQuery(graph, verb, wire(query)) };
+
+module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor, internal };

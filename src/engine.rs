@@ -9,7 +9,7 @@ use crate::matching::{self, lexical_options, Executor, Start};
 use crate::query::args::{invalid, Args};
 use crate::query::backends::{self, Backends};
 use crate::query::{
-    catalog, details, members, neighbors, providers, reads, resolve, selection, Call,
+    catalog, details, maintenance, members, neighbors, providers, reads, resolve, selection, Call,
 };
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
@@ -144,6 +144,8 @@ impl Engine {
             "retrieveCapabilities" => backends::retrieve_capabilities,
             "queryKnowledge" => backends::query_knowledge,
             "queryRuntime" => backends::query_runtime,
+            "export" => maintenance::export,
+            "checkDocuments" => maintenance::check_documents,
             _ => return Err(invalid("verb", "a query verb")),
         };
         self.call(bound)

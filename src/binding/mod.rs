@@ -86,6 +86,16 @@ impl NativeMatch {
     }
 }
 
+/// The definition files of a provider folder (`layout`: `legacy` or `directory`), as JSON.
+#[napi]
+pub fn definition_files(root: String, layout: String) -> String {
+    use crate::sources::file::{definition_files, Layout};
+    outcome(guarded(|| {
+        let layout = if layout == "directory" { Layout::Directory } else { Layout::Legacy };
+        definition_files(std::path::Path::new(&root), layout).map(|f| serde_json::Value::from(f).to_string())
+    }))
+}
+
 /// An open graph.
 #[napi]
 pub struct NativeGraph {

@@ -93,6 +93,12 @@ pub fn read_provider_dir(
     })
 }
 
+/// The definition files of a provider tree, relative to its root and sorted (for `migrate`).
+pub fn definition_files(root: &Path, layout: Layout) -> Result<Vec<String>, GraphError> {
+    let files = read_provider_dir(root, layout, "", "rootDir")?;
+    Ok(files.definitions.into_iter().map(|d| d.file).collect())
+}
+
 /// Why a provider's files were refused; the string form is the `reason` detail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Reason {

@@ -1,0 +1,512 @@
+'use strict';
+// The capability-graph command line (SPEC §11): argument handling, config loading, output. Every
+// question goes to the graph's verbs; a failure is the stderr envelope {"ok":false,"error":…}
+// with nothing on stdout and exit 1.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { GraphError, catalog } = require('./errors.cjs');
+const { CapabilityGraph, lexicalExecutor, internal } = require('./graph.cjs');
+const { native, unwrap, call } = require('./native.cjs');
+
+const VERSION = require('../package.json').version;
+const CONFIG_MAX_BYTES = 1024 * 1024;
+const DEFAULT_CONFIG = 'capability-graph.json';
+
+// --- arguments ------------------------------------------------------------------------------
+
+/** Flags: name → { value: true when it takes one, multi: true when repeatable }. */
+const COMMON = { config: { value: true }, json: {}, scope: { value: true }, revision: { value: true }, help: {}, version: {} };
+const COMMANDS = {
+  providers: { args: [0, 0], flags: {} },
+  catalog: { args: [0, 0], flags: { prefix: { value: true }, parent: { value: true }, limit: { value: true, number: true }, cursor: { value: true } } },
+  show: { args: [1, Infinity], flags: {} },
+  neighbors: { args: [1, 1], flags: { kinds: { value: true }, limit: { value: true, number: true } } },
+  resolve: { args: [1, Infinity], flags: {} },
+  select: { args: [1, Infinity], flags: {} },
+  read: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, role: { value: true, multi: true }, locale: { value: true, multi: true } } },
+  spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true } } },
+  match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true } } },
+  export: { args: [0, 0], flags: { provider: { value: true }, format: { value: true } } },
+  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {} } },
+  doctor: { args: [0, 0], flags: {} },
+  init: { args: [1, 1], flags: { 'provider-id': { value: true }, 'dry-run': {}, force: {} } },
+  migrate: { args: [1, 1], flags: { 'dry-run': {} } },
+};
+
+const HELP = `capability-graph ${VERSION}
+
+Usage: capability-graph <command> [arguments] [flags]
+
+Graph commands
+  providers                                   list providers
+  catalog [--prefix P] [--parent ID] [--limit N] [--cursor C]
+  show ID…                                    capability details
+  neighbors ID [--kinds K,K] [--limit N]      relation groups
+  resolve ID…                                 capabilities and what they require
+  select ID…                                  resolve a selection
+  read ID [--knowledge K]… [--role R]… [--locale L]…   read documents
+  spec PROVIDER [--knowledge K]…              read specification documents
+  match INTENT [--context key=value]… [--limit N]
+  export [--provider P] --format mermaid|dot|json
+  mcp [--prefix P] [--document-bodies]        serve MCP on stdio
+
+Maintenance
+  doctor                                      check config, budgets, providers, documents, executor
+  init DIR [--provider-id ID] [--dry-run] [--force]
+  migrate DIR [--dry-run]                     legacy *.capability.json → directory layout
+
+Common flags
+  --config FILE   JSON config (default ./capability-graph.json, at most 1 MiB)
+  --json          JSON output (the default when stdout is not a terminal)
+  --scope P1,P2   narrow the provider scope
+  --revision REV  serve from this static revision
+  --help, --version
+`;
+
+function usage(field) {
+  return new GraphError({ code: 'CG_INPUT_INVALID', phase: 'config', details: { field } });
+}
+
+/** Parses argv into { command, args, flags }; any unknown command or flag is a usage error. */
+function parseArgs(argv) {
+  const flags = {};
+  const positional = [];
+  let command;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('--')) {
+      if (command === undefined) command = arg;
+      else positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
+    const spec = COMMON[name] ?? COMMANDS[command]?.flags[name];
+    if (!spec) throw usage(arg);
+    let value = true;
+    if (spec.value) {
+      value = inline ?? argv[++i];
+      if (value === undefined) throw usage(arg);
+      if (spec.number) {
+        if (!/^\d+$/.test(value)) throw usage(arg);
+        value = Number(value);
+      }
+    } else if (inline !== undefined) throw usage(arg);
+    if (spec.multi) (flags[name] ??= []).push(value);
+    else if (name in flags) throw usage(arg);
+    else flags[name] = value;
+  }
+  return { command, args: positional, flags };
+}
+
+// --- config ---------------------------------------------------------------------------------
+
+function unreadableConfig() {
+  const entry = catalog.codes.find((c) => c.code === 'CG_CONFIG_INVALID');
+  return new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', message: entry.messages[1] });
+}
+
+/** Reads the JSON config file; a missing, oversized or non-JSON file fails the command. */
+function readConfig(file) {
+  let text;
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile() || stat.size > CONFIG_MAX_BYTES) throw unreadableConfig();
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw unreadableConfig();
+  }
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw unreadableConfig();
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw unreadableConfig();
+  return value;
+}
+
+/** The config as `CapabilityGraph.open` takes it: roots relative to the config file, the
+ *  executor built from its kind, the `mcp` block set apart. */
+function openConfig(raw, configFile) {
+  const base = path.dirname(path.resolve(configFile));
+  const rel = (p) => (typeof p === 'string' && p !== '' ? path.resolve(base, p) : p);
+  const { mcp, executor, ...config } = raw;
+  if (Array.isArray(config.providers)) {
+    config.providers = config.providers.map((p) => {
+      if (p === null || typeof p !== 'object') return p;
+      const copy = { ...p };
+      if (copy.authority && typeof copy.authority === 'object' && copy.authority.kind === 'file') {
+        copy.authority = { ...copy.authority, rootDir: rel(copy.authority.rootDir) };
+      }
+      if ('documentRoot' in copy) copy.documentRoot = rel(copy.documentRoot);
+      if (copy.knowledgeRoots && typeof copy.knowledgeRoots === 'object') {
+        copy.knowledgeRoots = Object.fromEntries(
+          Object.entries(copy.knowledgeRoots).map(([alias, r]) => [
+            alias,
+            r && typeof r === 'object' ? { ...r, ...(r.rootDir ? { rootDir: rel(r.rootDir) } : {}), ...(r.resolveFrom ? { resolveFrom: rel(r.resolveFrom) } : {}) } : r,
+          ]),
+        );
+      }
+      return copy;
+    });
+  }
+  if (executor !== undefined) config.executor = buildExecutor(executor);
+  return { config, mcp: mcp ?? {} };
+}
+
+function buildExecutor(spec) {
+  const invalid = (expected) => new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path: 'executor', expected } });
+  if (spec === null || typeof spec !== 'object') throw invalid('object with kind');
+  const { kind, ...options } = spec;
+  if (kind === 'lexical') return lexicalExecutor(options);
+  if (kind === 'codex') {
+    const { codexExecutor } = require('./index.cjs');
+    if (typeof codexExecutor !== 'function') throw invalid('one of: lexical');
+    return codexExecutor(options);
+  }
+  throw invalid('one of: lexical, codex');
+}
+
+// --- output ---------------------------------------------------------------------------------
+
+function table(rows, columns) {
+  if (rows.length === 0) return '(none)\n';
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (cells) => cells.map((c, i) => String(c ?? '').padEnd(widths[i])).join('  ').trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => r[c])))].join('\n') + '\n';
+}
+
+/** Readable renderings for a terminal; anything without one prints as indented JSON. */
+const HUMAN = {
+  providers: (r) => table(r.items.map((p) => ({ provider: p.providerId, name: p.name, version: p.version, revision: p.staticRevision })), ['provider', 'name', 'version', 'revision']),
+  catalog: (r) => table(r.items.map((c) => ({ id: c.qualifiedId, name: c.name })), ['id', 'name']) + (r.nextCursor ? `more: --cursor ${r.nextCursor}\n` : ''),
+  show: (r) =>
+    r.results
+      .map((s) => (s.ok ? `${s.value.qualifiedId}\n  ${s.value.name}: ${s.value.description}\n  when to use: ${s.value.whenToUse}\n` : `#${s.inputIndex}: ${s.error.code}\n`))
+      .join('\n'),
+  neighbors: (r) =>
+    Object.entries(r.groups)
+      .filter(([, g]) => g.items.length)
+      .map(([kind, g]) => `${kind}: ${g.items.map((i) => i.qualifiedId).join(', ')}${g.nextCursor ? ' …' : ''}`)
+      .join('\n') + '\n',
+  resolve: (r) => r.items.map((i) => `${i.qualifiedId}${i.reason.requested ? '' : `  (required by ${i.reason.requiredBy.join(', ')})`}`).join('\n') + '\n',
+  select: (r) => r.resolved.map((i) => `${i.providerId}::${i.capabilityId}`).join('\n') + '\n',
+  read: (r) => r.results.map((s) => (s.ok ? `--- ${s.value.knowledgeId} (${s.value.source})\n${s.value.text}` : `--- #${s.inputIndex}: ${s.error.code}\n`)).join('\n'),
+  match: (r) => `${r.status}\n` + r.matches.map((m) => `  ${m.qualifiedId}${m.confidence === undefined ? '' : `  ${m.confidence}`}`).join('\n') + (r.matches.length ? '\n' : ''),
+};
+HUMAN.spec = HUMAN.read;
+
+// --- commands -------------------------------------------------------------------------------
+
+function pins(flags) {
+  return {
+    ...(flags.scope ? { requestProviderScope: flags.scope.split(',').filter(Boolean) } : {}),
+    ...(flags.revision ? { requiredStaticRevision: flags.revision } : {}),
+  };
+}
+
+function contextOf(pairs = []) {
+  const context = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw usage('--context');
+    const raw = pair.slice(eq + 1);
+    let value = raw;
+    if (/^(true|false|null|-?\d+(\.\d+)?)$/.test(raw)) value = JSON.parse(raw);
+    context[pair.slice(0, eq)] = value;
+  }
+  return context;
+}
+
+const GRAPH_COMMANDS = {
+  providers: (g, a, f) => g.listProviders(pins(f)),
+  catalog: (g, a, f) =>
+    g.listCatalog({
+      ...pins(f),
+      ...(f.prefix !== undefined ? { capabilityIdPrefix: f.prefix } : {}),
+      ...(f.parent !== undefined ? { parent: f.parent } : {}),
+      ...(f.limit !== undefined ? { limit: f.limit } : {}),
+      ...(f.cursor !== undefined ? { cursor: f.cursor } : {}),
+    }),
+  show: (g, a, f) => g.getCapabilities(a, pins(f)),
+  neighbors: (g, a, f) =>
+    g.getNeighbors(a[0], { ...pins(f), ...(f.kinds ? { kinds: f.kinds.split(',') } : {}), ...(f.limit !== undefined ? { limitPerKind: f.limit } : {}) }),
+  resolve: (g, a, f) => g.resolve({ ids: a, ...pins(f) }),
+  select: (g, a, f) => g.resolveSelection({ selected: a, ...pins(f) }),
+  read: (g, a, f) =>
+    g.readDocuments({ selected: a, ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}), ...(f.role ? { roles: f.role } : {}), ...(f.locale ? { locales: f.locale } : {}) }),
+  spec: (g, a, f) => g.readSpecification({ providerId: a[0], ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}) }),
+  match: (g, a, f) => g.match({ intent: a[0], ...pins(f), ...(f.context ? { context: contextOf(f.context) } : {}), ...(f.limit !== undefined ? { limit: f.limit } : {}) }),
+};
+
+const quote = (s) => JSON.stringify(s);
+
+/** A provider graph for people: Mermaid or DOT, nodes and the four declared relations. */
+function renderExport(graph, format) {
+  const style = { parents: 'solid', specializes: 'dashed', related: 'dotted', requires: 'bold' };
+  if (format === 'dot') {
+    const lines = ['digraph capabilities {', '  rankdir=LR;', '  node [shape=box];'];
+    for (const n of graph.nodes) lines.push(`  ${quote(n.id)} [label=${quote(`${n.name}\n${n.id}`)}];`);
+    for (const e of graph.edges) lines.push(`  ${quote(e.from)} -> ${quote(e.to)} [label=${quote(e.kind)}, style=${style[e.kind]}];`);
+    lines.push('}');
+    return lines.join('\n') + '\n';
+  }
+  const arrow = { parents: '-->', specializes: '-.->', related: '-.-', requires: '==>' };
+  const ids = new Map(graph.nodes.map((n, i) => [n.id, `n${i}`]));
+  const label = (s) => s.replace(/["\n]/g, ' ');
+  const lines = ['flowchart LR'];
+  for (const n of graph.nodes) lines.push(`  ${ids.get(n.id)}["${label(n.name)}<br/>${label(n.id)}"]`);
+  for (const e of graph.edges) lines.push(`  ${ids.get(e.from)} ${arrow[e.kind]}|${e.kind}| ${ids.get(e.to)}`);
+  return lines.join('\n') + '\n';
+}
+
+async function openGraph(flags) {
+  const file = flags.config ?? DEFAULT_CONFIG;
+  const { config, mcp } = openConfig(readConfig(file), file);
+  return { graph: await CapabilityGraph.open(config), mcp };
+}
+
+// --- maintenance ----------------------------------------------------------------------------
+
+const EXIT = { ok: 0, failed: 1, conflict: 2, planned: 3 };
+
+function report(out, flags, result) {
+  if (flags.json || !out.isTTY) out.write(JSON.stringify(result) + '\n');
+  else {
+    out.write(`${result.status}\n`);
+    for (const c of result.checks) out.write(`  ${c.status.padEnd(4)} ${c.id}: ${c.message}\n`);
+    for (const p of result.planned ?? []) out.write(`  plan ${p}\n`);
+    for (const w of result.written ?? []) out.write(`  wrote ${w}\n`);
+  }
+  return EXIT[result.status];
+}
+
+const describe = (error) =>
+  error instanceof GraphError ? `${error.code}${error.details ? ` ${JSON.stringify(error.details)}` : ''}` : 'CG_INTERNAL';
+
+async function doctor(flags) {
+  const file = flags.config ?? DEFAULT_CONFIG;
+  const raw = readConfig(file);
+  const { config } = openConfig(raw, file);
+  const checks = [];
+  const warnings = [];
+  const check = (id, status, message) => checks.push({ id, status, message });
+  const providers = Array.isArray(config.providers) ? config.providers : [];
+  try {
+    const shell = await CapabilityGraph.open({ ...config, providers: [], hostAllowedProviders: undefined, integrationEnabledProviders: undefined });
+    await shell.close();
+    check('config', 'pass', 'configuration is valid');
+    check('budgets', 'pass', 'budgets are valid');
+  } catch (error) {
+    const budgets = String(error?.details?.path ?? '').startsWith('budgets');
+    check('config', budgets ? 'pass' : 'fail', budgets ? 'configuration is valid' : describe(error));
+    check('budgets', budgets ? 'fail' : 'pass', budgets ? describe(error) : 'budgets are valid');
+  }
+  for (const [i, source] of providers.entries()) {
+    const id = source?.providerId ?? source?.definition?.providerId ?? `#${i}`;
+    let graph;
+    try {
+      graph = await CapabilityGraph.open({ providers: [source], budgets: config.budgets });
+      check(`provider:${id}`, 'pass', `loaded at ${(await graph.listProviders()).items[0].staticRevision}`);
+      const documents = (await internal.query(graph, 'checkDocuments', {})).providers[0];
+      check(
+        `documents:${id}`,
+        documents.failures.length ? 'fail' : 'pass',
+        documents.failures.length
+          ? documents.failures.map((f) => `${f.capabilityId ? `${f.capabilityId} ` : ''}${f.knowledgeId}: ${f.code}`).join('; ')
+          : `${documents.documents} local documents readable`,
+      );
+    } catch (error) {
+      check(`provider:${id}`, 'fail', describe(error));
+    } finally {
+      await graph?.close();
+    }
+  }
+  if (raw.executor === undefined) {
+    check('executor', 'warn', 'no executor: match answers CG_MODEL_NOT_CONFIGURED');
+  } else {
+    try {
+      buildExecutor(raw.executor);
+      check('executor', 'pass', `${raw.executor.kind} executor configured`);
+    } catch (error) {
+      check('executor', 'fail', describe(error));
+    }
+  }
+  const status = checks.some((c) => c.status === 'fail') ? 'failed' : 'ok';
+  return { status, checks, warnings };
+}
+
+const PROVIDER_TEMPLATE = (providerId) => ({
+  'provider.json': {
+    providerId,
+    name: providerId,
+    version: '0.1.0',
+    specification: {
+      specificationId: `${providerId}.conventions`,
+      version: '1',
+      documents: [{ kind: 'document', knowledgeId: 'SPEC-01', role: 'specification', title: 'Conventions', locator: { type: 'relative-file', path: 'PROVIDER.md' } }],
+    },
+  },
+  'capabilities/example.json': {
+    capabilityId: 'example',
+    name: 'Example capability',
+    description: 'Replace this with something your software can do.',
+    whenToUse: 'Describe when an agent should choose this capability.',
+    examples: ['A task a user might ask for.'],
+    knowledge: [{ kind: 'document', knowledgeId: 'EXAMPLE-GUIDE', role: 'guide', title: 'Example guide', locator: { type: 'relative-file', path: 'knowledge/example.md' } }],
+  },
+  'knowledge/example.md': '# Example guide\n\nExplain how to use the capability here.\n',
+  'PROVIDER.md': `# ${providerId} conventions\n\nRules every capability of this provider follows.\n`,
+});
+
+function writeFiles(files) {
+  for (const [file, content] of files) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2) + '\n');
+  }
+}
+
+async function init(dir, flags) {
+  const providerId = flags['provider-id'] ?? path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z]+/, '') ?? 'provider';
+  const checks = [];
+  const files = Object.entries(PROVIDER_TEMPLATE(providerId)).map(([rel, content]) => [path.join(dir, rel), content]);
+  const configFile = path.resolve(DEFAULT_CONFIG);
+  files.push([configFile, { providers: [{ providerId, authority: { kind: 'file', rootDir: path.relative(path.dirname(configFile), path.resolve(dir)) || '.', definitionLayout: 'directory' } }], executor: { kind: 'lexical' } }]);
+  const planned = files.map(([f]) => path.relative(process.cwd(), f));
+  const existing = files.filter(([f]) => fs.existsSync(f)).map(([f]) => path.relative(process.cwd(), f));
+  if (existing.length && !flags.force) {
+    checks.push({ id: 'targets', status: 'fail', message: `already exist: ${existing.join(', ')}` });
+    return { status: 'conflict', checks, warnings: [], planned };
+  }
+  if (flags['dry-run']) return { status: 'planned', checks: [{ id: 'targets', status: 'pass', message: 'nothing in the way' }], warnings: [], planned };
+  writeFiles(files);
+  const verified = await doctor({ config: configFile });
+  return { status: verified.status, checks: verified.checks, warnings: [], written: planned };
+}
+
+async function migrate(dir, flags) {
+  const root = path.resolve(dir);
+  const checks = [];
+  const legacy = unwrap(call(native.definitionFiles, root, 'legacy'));
+  const moves = legacy.map((rel) => [rel, path.posix.join('capabilities', rel.replace(/\.capability\.json$/, '.json'))]);
+  const planned = moves.map(([from, to]) => `${from} -> ${to}`);
+  if (moves.length === 0) return { status: 'ok', checks: [{ id: 'layout', status: 'pass', message: 'no legacy definitions' }], warnings: [] };
+  const clash = moves.filter(([, to]) => fs.existsSync(path.join(root, to)));
+  if (clash.length) {
+    checks.push({ id: 'targets', status: 'fail', message: `already exist: ${clash.map(([, to]) => to).join(', ')}` });
+    return { status: 'conflict', checks, warnings: [], planned };
+  }
+  if (flags['dry-run']) return { status: 'planned', checks, warnings: [], planned };
+  const providerId = JSON.parse(fs.readFileSync(path.join(root, 'provider.json'), 'utf8')).providerId;
+  const revision = async (layout) => {
+    const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'file', rootDir: root, definitionLayout: layout } }] });
+    try {
+      return (await graph.listProviders()).items[0].staticRevision;
+    } finally {
+      await graph.close();
+    }
+  };
+  const before = await revision('legacy');
+  const move = (from, to) => {
+    fs.mkdirSync(path.dirname(path.join(root, to)), { recursive: true });
+    fs.renameSync(path.join(root, from), path.join(root, to));
+  };
+  for (const [from, to] of moves) move(from, to);
+  let after;
+  try {
+    after = await revision('directory');
+  } catch {
+    after = undefined;
+  }
+  if (after !== before) {
+    for (const [from, to] of moves) move(to, from);
+    checks.push({ id: 'revision', status: 'fail', message: `static revision would change (${before} -> ${after ?? 'invalid'}); rolled back` });
+    return { status: 'failed', checks, warnings: [] };
+  }
+  checks.push({ id: 'revision', status: 'pass', message: `static revision ${before} unchanged` });
+  const written = moves.map(([, to]) => to);
+  if (flags.config) {
+    const raw = readConfig(flags.config);
+    const base = path.dirname(path.resolve(flags.config));
+    for (const p of raw.providers ?? []) {
+      if (p?.authority?.kind === 'file' && path.resolve(base, p.authority.rootDir ?? '') === root) p.authority.definitionLayout = 'directory';
+    }
+    fs.writeFileSync(flags.config, JSON.stringify(raw, null, 2) + '\n');
+    written.push(path.relative(process.cwd(), path.resolve(flags.config)));
+  }
+  return { status: 'ok', checks, warnings: [], written };
+}
+
+// --- main -----------------------------------------------------------------------------------
+
+async function serveMcp(graph, mcp, flags) {
+  const { createMcpServer } = require('./mcp.cjs');
+  const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
+  const server = createMcpServer(graph, {
+    ...mcp,
+    ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
+    ...(flags['document-bodies'] ? { documentBodies: true } : {}),
+  });
+  await server.connect(new StdioServerTransport());
+  await new Promise((resolve) => {
+    process.stdin.on('end', resolve);
+    process.on('SIGINT', resolve);
+    process.on('SIGTERM', resolve);
+  });
+  await server.close().catch(() => {});
+}
+
+/** Runs the CLI; returns the exit code. */
+async function main(argv, io = { stdout: process.stdout, stderr: process.stderr }) {
+  const { stdout, stderr } = io;
+  let graph;
+  try {
+    const { command, args, flags } = parseArgs(argv);
+    if (flags.version) {
+      stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    if (flags.help || command === undefined) {
+      stdout.write(HELP);
+      return command === undefined && !flags.help ? 1 : 0;
+    }
+    const spec = COMMANDS[command];
+    if (!spec) throw usage(command);
+    if (args.length < spec.args[0] || args.length > spec.args[1]) throw usage(command);
+    if (command === 'init') return report(stdout, flags, await init(args[0], flags));
+    if (command === 'migrate') {
+      if (flags.config !== undefined) readConfig(flags.config);
+      return report(stdout, flags, await migrate(args[0], flags));
+    }
+    if (command === 'doctor') return report(stdout, flags, await doctor(flags));
+    if (command === 'export' && !['mermaid', 'dot', 'json'].includes(flags.format)) throw usage('--format');
+    const opened = await openGraph(flags);
+    graph = opened.graph;
+    if (command === 'mcp') {
+      await serveMcp(graph, opened.mcp, flags);
+      return 0;
+    }
+    if (command === 'export') {
+      const exported = await internal.query(graph, 'export', flags.provider ? { providerId: flags.provider } : {});
+      stdout.write(flags.format === 'json' ? JSON.stringify(exported) + '\n' : renderExport(exported, flags.format));
+      return 0;
+    }
+    const result = await GRAPH_COMMANDS[command](graph, args, flags);
+    const human = !flags.json && stdout.isTTY && HUMAN[command];
+    stdout.write(human ? human(result) : JSON.stringify(result) + '\n');
+    return 0;
+  } catch (error) {
+    const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL', phase: 'config' });
+    stderr.write(JSON.stringify({ ok: false, error: graphError.toJSON() }) + '\n');
+    return 1;
+  } finally {
+    await graph?.close();
+  }
+}
+
+module.exports = { main, parseArgs, renderExport };
