@@ -1,0 +1,260 @@
+// The installed capability-graph binary (SPEC §11): every command, output, exit codes, envelopes.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { repoRoot, seedRoot } from './helpers.mjs';
+
+/** A project that installed the package: node_modules/.bin/capability-graph. */
+function project() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cg-cli-'));
+  mkdirSync(path.join(dir, 'node_modules', '@devcodex'), { recursive: true });
+  mkdirSync(path.join(dir, 'node_modules', '.bin'));
+  symlinkSync(repoRoot, path.join(dir, 'node_modules', '@devcodex', 'capability-graph'), 'dir');
+  symlinkSync(path.join('..', '@devcodex', 'capability-graph', 'bin', 'capability-graph.cjs'), path.join(dir, 'node_modules', '.bin', 'capability-graph'));
+  cpSync(seedRoot, path.join(dir, 'seed'), { recursive: true });
+  writeFileSync(
+    path.join(dir, 'capability-graph.json'),
+    JSON.stringify({
+      providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: 'seed', definitionLayout: 'directory' } }],
+      executor: { kind: 'lexical' },
+      mcp: { prefix: 'seed_', entryPoints: ['seed.http::route'] },
+    }),
+  );
+  const run = (...args) => {
+    const r = spawnSync(path.join(dir, 'node_modules', '.bin', 'capability-graph'), args, { cwd: dir, encoding: 'utf8' });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+  };
+  return { dir, run, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const envelope = (r) => {
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, '');
+  const e = JSON.parse(r.stderr);
+  assert.equal(e.ok, false);
+  return e.error;
+};
+
+test('doctor with a missing config prints exactly the documented envelope', () => {
+  const p = project();
+  try {
+    const r = p.run('doctor', '--config', 'deliberately-missing-config.json');
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.equal(
+      r.stderr,
+      '{"ok":false,"error":{"code":"CG_CONFIG_INVALID","phase":"config","message":"Cannot read a valid bounded JSON configuration file","nextAction":"check_config"}}\n',
+    );
+    writeFileSync(path.join(p.dir, 'big.json'), `{"x":"${'a'.repeat(1024 * 1024)}"}`);
+    assert.equal(envelope(p.run('providers', '--config', 'big.json')).code, 'CG_CONFIG_INVALID');
+    writeFileSync(path.join(p.dir, 'bad.json'), '{ nope');
+    assert.equal(envelope(p.run('catalog', '--config', 'bad.json')).message, 'Cannot read a valid bounded JSON configuration file');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('graph commands answer JSON when stdout is not a terminal', () => {
+  const p = project();
+  try {
+    assert.equal(p.run('providers').json().items[0].providerId, 'seed.http');
+    const catalog = p.run('catalog', '--limit', '2', '--json').json();
+    assert.equal(catalog.items.length, 2);
+    assert.equal(p.run('catalog', '--cursor', catalog.nextCursor, '--limit', '2').json().items[0].qualifiedId, 'seed.http::route.http');
+    assert.deepEqual(p.run('catalog', '--prefix', 'route.').json().items.map((i) => i.qualifiedId), ['seed.http::route.http', 'seed.http::route.validation']);
+    assert.deepEqual(p.run('catalog', '--parent', 'seed.http::route').json().items.length, 2);
+    assert.equal(p.run('show', 'seed.http::route', 'seed.http::nope').json().results[1].error.code, 'CG_CAPABILITY_NOT_FOUND');
+    assert.deepEqual(Object.keys(p.run('neighbors', 'seed.http::route', '--kinds', 'children,parents').json().groups).length, 8);
+    assert.deepEqual(p.run('resolve', 'seed.http::route.validation').json().added, ['seed.http::schema.request']);
+    assert.equal(p.run('select', 'seed.http::route.validation').json().resolved.length, 2);
+    assert.equal(p.run('read', 'seed.http::route.validation', '--role', 'guide', '--locale', 'en').json().results[0].value.knowledgeId, 'D-02');
+    assert.match(p.run('spec', 'seed.http', '--knowledge', 'SPEC-01').json().results[0].value.text, /Seed HTTP conventions/);
+    const m = p.run('match', 'validate the request body before the handler runs', '--context', 'tenant=acme', '--limit', '2').json();
+    assert.equal(m.matches[0].qualifiedId, 'seed.http::route.validation');
+    const revision = p.run('providers').json().items[0].staticRevision;
+    assert.equal(p.run('catalog', '--revision', revision, '--scope', 'seed.http').json().meta.staticRevision, revision);
+    assert.equal(envelope(p.run('catalog', '--scope', 'other')).code, 'CG_SCOPE_DENIED');
+    assert.equal(envelope(p.run('resolve', 'seed.http::nope')).code, 'CG_CAPABILITY_NOT_FOUND');
+    assert.equal(envelope(p.run('catalog', '--revision', 's:0000000000000000')).code, 'CG_REVISION_MISMATCH');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('usage errors are CG_INPUT_INVALID in phase config; help and version work everywhere', () => {
+  const p = project();
+  try {
+    for (const args of [['nope'], ['catalog', '--nope'], ['show'], ['neighbors'], ['catalog', '--limit'], ['catalog', '--limit', 'ten'], ['export', '--format', 'svg'], ['providers', 'extra'], ['catalog', '--json=yes'], ['match', 'x', '--context', 'novalue']]) {
+      const e = envelope(p.run(...args));
+      assert.deepEqual([e.code, e.phase, e.nextAction], ['CG_INPUT_INVALID', 'config', 'fix_input'], args.join(' '));
+    }
+    assert.match(p.run('--help').stdout, /^capability-graph /);
+    assert.equal(p.run('catalog', '--help').code, 0);
+    assert.equal(p.run('--version').stdout.trim(), JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version);
+    assert.equal(p.run('doctor', '--version').code, 0);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('export prints Mermaid, DOT and JSON', () => {
+  const p = project();
+  try {
+    const json = p.run('export', '--format', 'json').json();
+    assert.equal(json.nodes.length, 5);
+    assert.ok(json.edges.some((e) => e.kind === 'requires' && e.from === 'seed.http::route.validation'));
+    const mermaid = p.run('export', '--format', 'mermaid', '--provider', 'seed.http').stdout;
+    const lines = mermaid.trim().split('\n');
+    assert.equal(lines[0], 'flowchart LR');
+    const nodes = lines.filter((l) => /^ {2}n\d+\["/.test(l));
+    const edges = lines.filter((l) => /^ {2}n\d+ (-->|-\.->|-\.-|==>)\|\w+\| n\d+$/.test(l));
+    assert.equal(nodes.length, 5);
+    assert.equal(edges.length, json.edges.length);
+    assert.equal(nodes.length + edges.length + 1, lines.length, 'every line is a node or an edge');
+    const dot = p.run('export', '--format', 'dot').stdout;
+    const parsed = spawnSync('dot', ['-Tjson'], { input: dot, encoding: 'utf8' });
+    if (parsed.error?.code === 'ENOENT') {
+      // Without Graphviz (CI installs it), a structural check.
+      assert.match(dot, /^digraph capabilities \{[\s\S]*\}\n$/);
+      assert.equal((dot.match(/ -> /g) ?? []).length, json.edges.length);
+    } else {
+      assert.equal(parsed.status, 0, parsed.stderr);
+      const graph = JSON.parse(parsed.stdout);
+      assert.equal(graph.objects.length, 5);
+      assert.equal(graph.edges.length, json.edges.length);
+    }
+    assert.equal(envelope(p.run('export', '--format', 'json', '--provider', 'nope')).code, 'CG_PROVIDER_NOT_FOUND');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('doctor reports checks; a readable config with problems is failed', () => {
+  const p = project();
+  try {
+    const ok = p.run('doctor', '--json');
+    assert.equal(ok.code, 0);
+    assert.deepEqual(ok.json().checks.map((c) => [c.id, c.status]), [
+      ['config', 'pass'],
+      ['budgets', 'pass'],
+      ['provider:seed.http', 'pass'],
+      ['documents:seed.http', 'pass'],
+      ['executor', 'pass'],
+    ]);
+    rmSync(path.join(p.dir, 'seed', 'knowledge', 'schema-request.md'));
+    writeFileSync(path.join(p.dir, 'broken.json'), JSON.stringify({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: 'seed', definitionLayout: 'directory' } }, { providerId: 'ghost', authority: { kind: 'file', rootDir: 'ghost' } }], budgets: { catalog: { maxItems: 0 } } }));
+    const bad = p.run('doctor', '--config', 'broken.json', '--json');
+    assert.equal(bad.code, 1);
+    const checks = Object.fromEntries(bad.json().checks.map((c) => [c.id, c]));
+    assert.equal(bad.json().status, 'failed');
+    assert.equal(checks.budgets.status, 'fail');
+    assert.match(checks['documents:seed.http'].message, /D-03: CG_DOCUMENT_NOT_FOUND/);
+    assert.equal(checks['provider:ghost'].status, 'fail');
+    assert.equal(checks.executor.status, 'warn');
+    assert.ok(!bad.stdout.includes(p.dir), 'no absolute path in the report');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('init creates a provider and its config; dry runs plan; conflicts write nothing', () => {
+  const p = project();
+  try {
+    rmSync(path.join(p.dir, 'capability-graph.json'));
+    const planned = p.run('init', 'mine', '--dry-run', '--json');
+    assert.equal(planned.code, 3);
+    assert.equal(planned.json().status, 'planned');
+    assert.ok(!existsSync(path.join(p.dir, 'mine')));
+    const done = p.run('init', 'mine', '--provider-id', 'acme.mine', '--json');
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.equal(done.json().status, 'ok');
+    assert.equal(JSON.parse(readFileSync(path.join(p.dir, 'mine', 'provider.json'))).providerId, 'acme.mine');
+    assert.deepEqual(readdirSync(path.join(p.dir, 'mine')).sort(), ['PROVIDER.md', 'capabilities', 'knowledge', 'provider.json']);
+    assert.equal(p.run('match', 'a task a user might ask for').json().matches[0].qualifiedId, 'acme.mine::example');
+    const before = readFileSync(path.join(p.dir, 'mine', 'provider.json'), 'utf8');
+    const conflict = p.run('init', 'mine', '--json');
+    assert.equal(conflict.code, 2);
+    assert.equal(conflict.json().status, 'conflict');
+    assert.equal(readFileSync(path.join(p.dir, 'mine', 'provider.json'), 'utf8'), before, 'untouched');
+    assert.equal(p.run('init', 'mine', '--force', '--json').code, 0);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('migrate moves a legacy provider to the directory layout with its revision unchanged', () => {
+  const p = project();
+  try {
+    const legacy = path.join(p.dir, 'legacy');
+    cpSync(seedRoot, legacy, { recursive: true });
+    mkdirSync(path.join(legacy, 'defs', 'http'), { recursive: true });
+    for (const f of readdirSync(path.join(legacy, 'capabilities'))) {
+      const target = f.startsWith('route') ? path.join('defs', 'http', f) : f;
+      renameSync(path.join(legacy, 'capabilities', f), path.join(legacy, target.replace(/\.json$/, '.capability.json')));
+    }
+    rmSync(path.join(legacy, 'capabilities'), { recursive: true });
+    writeFileSync(path.join(p.dir, 'legacy.json'), JSON.stringify({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: 'legacy' } }] }));
+    const before = p.run('providers', '--config', 'legacy.json').json().items[0].staticRevision;
+    const planned = p.run('migrate', 'legacy', '--dry-run', '--json');
+    assert.equal(planned.code, 3);
+    assert.ok(planned.json().planned.includes('defs/http/route-http.capability.json -> capabilities/defs/http/route-http.json'));
+    assert.ok(existsSync(path.join(legacy, 'request.capability.json')), 'a dry run writes nothing');
+    const done = p.run('migrate', 'legacy', '--config', 'legacy.json', '--json');
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.equal(done.json().checks[0].status, 'pass');
+    assert.ok(!existsSync(path.join(legacy, 'request.capability.json')));
+    assert.ok(existsSync(path.join(legacy, 'capabilities', 'request.json')));
+    const config = JSON.parse(readFileSync(path.join(p.dir, 'legacy.json'), 'utf8'));
+    assert.equal(config.providers[0].authority.definitionLayout, 'directory');
+    assert.equal(p.run('providers', '--config', 'legacy.json').json().items[0].staticRevision, before);
+    assert.equal(p.run('migrate', 'legacy', '--json').json().status, 'ok', 'nothing left to do');
+    // A target in the way is a conflict, and nothing moves.
+    const other = path.join(p.dir, 'other');
+    cpSync(path.join(legacy), other, { recursive: true });
+    rmSync(path.join(other, 'capabilities'), { recursive: true });
+    writeFileSync(path.join(other, 'request.capability.json'), readFileSync(path.join(legacy, 'capabilities', 'request.json')));
+    mkdirSync(path.join(other, 'capabilities'));
+    writeFileSync(path.join(other, 'capabilities', 'request.json'), 'in the way');
+    const conflict = p.run('migrate', 'other', '--json');
+    assert.equal(conflict.code, 2);
+    assert.equal(conflict.json().status, 'conflict');
+    assert.ok(existsSync(path.join(other, 'request.capability.json')));
+    assert.equal(readFileSync(path.join(other, 'capabilities', 'request.json'), 'utf8'), 'in the way');
+    // A tree that would not load in the directory layout is rolled back.
+    rmSync(path.join(other, 'capabilities', 'request.json'));
+    writeFileSync(path.join(other, 'capabilities', 'notes.json'), '{ not a definition');
+    const failed = p.run('migrate', 'other', '--json');
+    assert.equal(failed.code, 1);
+    assert.equal(failed.json().status, 'failed');
+    assert.ok(existsSync(path.join(other, 'request.capability.json')), 'moved back');
+    assert.ok(!existsSync(path.join(other, 'capabilities', 'request.json')));
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('mcp serves tools over stdio with only the protocol on stdout', async () => {
+  const p = project();
+  const transport = new StdioClientTransport({
+    command: path.join(p.dir, 'node_modules', '.bin', 'capability-graph'),
+    args: ['mcp', '--document-bodies'],
+    cwd: p.dir,
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'cli-test', version: '1.0.0' });
+  try {
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === 'seed_list_entry_points'));
+    const r = await client.callTool({ name: 'seed_read_specification', arguments: { providerId: 'seed.http' } });
+    assert.notEqual(r.isError, true);
+  } finally {
+    await client.close();
+    p.cleanup();
+  }
+});
