@@ -91,8 +91,13 @@ impl NativeMatch {
 pub fn definition_files(root: String, layout: String) -> String {
     use crate::sources::file::{definition_files, Layout};
     outcome(guarded(|| {
-        let layout = if layout == "directory" { Layout::Directory } else { Layout::Legacy };
-        definition_files(std::path::Path::new(&root), layout).map(|f| serde_json::Value::from(f).to_string())
+        let layout = if layout == "directory" {
+            Layout::Directory
+        } else {
+            Layout::Legacy
+        };
+        definition_files(std::path::Path::new(&root), layout)
+            .map(|f| serde_json::Value::from(f).to_string())
     }))
 }
 

@@ -44,7 +44,12 @@ pub fn export(call: &Call, json: &str) -> Result<String> {
     for s in &snapshots {
         for (i, c) in s.capabilities.iter().enumerate() {
             let id = format_qualified(s.provider_id(), &c.id);
-            for kind in [Kind::Parents, Kind::Specializes, Kind::Related, Kind::Requires] {
+            for kind in [
+                Kind::Parents,
+                Kind::Specializes,
+                Kind::Related,
+                Kind::Requires,
+            ] {
                 for &t in s.neighbours(i as u32, kind) {
                     edges.push(json!({ "from": id, "to": format_qualified(s.provider_id(), &s.capability(t).id), "kind": kind.as_str() }));
                 }
@@ -75,7 +80,9 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
             for k in &c.knowledge {
                 match k {
                     KnowledgeRef::Document(d) => docs.push((Some(&c.id), d)),
-                    KnowledgeRef::Collection(col) => docs.extend(col.members.iter().map(|d| (Some(c.id.as_str()), d))),
+                    KnowledgeRef::Collection(col) => {
+                        docs.extend(col.members.iter().map(|d| (Some(c.id.as_str()), d)))
+                    }
                 }
             }
         }
@@ -84,7 +91,9 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
         // A knowledge ID means one document across the provider: check it once.
         let mut seen = std::collections::HashSet::new();
         for (capability, doc) in docs {
-            if matches!(doc.locator, Locator::Http { .. }) || !seen.insert(doc.knowledge_id.as_str()) {
+            if matches!(doc.locator, Locator::Http { .. })
+                || !seen.insert(doc.knowledge_id.as_str())
+            {
                 continue;
             }
             checked += 1;
@@ -98,7 +107,9 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
                 failures.push(f);
             }
         }
-        out.push(json!({ "providerId": s.provider_id(), "documents": checked, "failures": failures }));
+        out.push(
+            json!({ "providerId": s.provider_id(), "documents": checked, "failures": failures }),
+        );
     }
     Ok(json!({ "providers": out }).to_string())
 }
