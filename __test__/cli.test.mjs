@@ -258,3 +258,19 @@ test('mcp serves tools over stdio with only the protocol on stdout', async () =>
     p.cleanup();
   }
 });
+
+test('on a terminal: readable tables, and progress on stderr', { skip: spawnSync('script', ['--version']).error ? 'no script(1) for a terminal' : false }, () => {
+  const p = project();
+  try {
+    const bin = path.join(p.dir, 'node_modules', '.bin', 'capability-graph');
+    const tty = (args) => spawnSync('script', ['-qc', `${bin} ${args}`, '/dev/null'], { cwd: p.dir, encoding: 'utf8' }).stdout.replace(/\r/g, '');
+    const table = tty('providers');
+    assert.match(table, /provider\s+name\s+version\s+revision\n-+/);
+    assert.match(table, /seed\.http\s+Seed HTTP\s+0\.1\.0\s+s:[0-9a-f]{16}/);
+    assert.match(table, /loading providers…/, 'progress while loading');
+    assert.doesNotMatch(tty('providers --json'), /loading providers/, 'never with --json');
+    assert.match(tty('match "add an HTTP endpoint"'), /matched\n {2}seed\.http::route\.http/);
+  } finally {
+    p.cleanup();
+  }
+});

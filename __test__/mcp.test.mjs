@@ -86,3 +86,34 @@ function alive(pid) {
     return false;
   }
 }
+
+test('a cancelled MCP request aborts the executor', async () => {
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+  const { createMcpServer } = await import('@devcodex/capability-graph');
+  let executorSignal;
+  const graph = await CapabilityGraph.open({
+    providers: [seedSource()],
+    executor: {
+      id: 'slow',
+      match: (request, { signal }) => {
+        executorSignal = signal;
+        return new Promise(() => {});
+      },
+    },
+  });
+  const server = createMcpServer(graph);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'cancel', version: '1.0.0' });
+  await client.connect(clientSide);
+  const controller = new AbortController();
+  const pending = client.callTool({ name: 'match', arguments: { intent: 'anything' } }, undefined, { signal: controller.signal });
+  for (let i = 0; i < 50 && !executorSignal; i++) await new Promise((r) => setTimeout(r, 10));
+  controller.abort();
+  await assert.rejects(pending);
+  for (let i = 0; i < 50 && !executorSignal.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(executorSignal.aborted, true);
+  await client.close();
+  await server.close();
+  await graph.close();
+});

@@ -265,10 +265,17 @@ function renderExport(graph, format) {
   return lines.join('\n') + '\n';
 }
 
-async function openGraph(flags) {
+async function openGraph(flags, stderr) {
   const file = flags.config ?? DEFAULT_CONFIG;
   const { config, mcp } = openConfig(readConfig(file), file);
-  return { graph: await CapabilityGraph.open(config), mcp };
+  // Progress only for a person watching: never with --json, never into a pipe.
+  const progress = stderr.isTTY && !flags.json;
+  if (progress) stderr.write('loading providers…');
+  try {
+    return { graph: await CapabilityGraph.open(config), mcp };
+  } finally {
+    if (progress) stderr.write('\r\x1b[K');
+  }
 }
 
 // --- maintenance ----------------------------------------------------------------------------
@@ -487,7 +494,7 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
     }
     if (command === 'doctor') return report(stdout, flags, await doctor(flags));
     if (command === 'export' && !['mermaid', 'dot', 'json'].includes(flags.format)) throw usage('--format');
-    const opened = await openGraph(flags);
+    const opened = await openGraph(flags, stderr);
     graph = opened.graph;
     if (command === 'mcp') {
       await serveMcp(graph, opened.mcp, flags);
