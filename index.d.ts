@@ -757,6 +757,22 @@ export declare function createMcpServer(
  *  capability must cover. Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;
 
+export interface CodexExecutorOptions {
+  /** The Codex model to use (default: the CLI's). */
+  model?: string;
+  /** The Codex CLI to run (default: the one installed with @openai/codex-sdk). */
+  codexPath?: string;
+  /** The whole environment of the Codex process (default: this process's). */
+  env?: Record<string, string>;
+  /** May only raise the built-in minimum CLI version, 0.120.0. */
+  minCliVersion?: string;
+}
+
+/** OpenAI Codex as `match` executor, through the optional peer `@openai/codex-sdk`; every call
+ *  runs isolated (read-only sandbox, no network, no web search, no approvals, a private temporary
+ *  working directory). Throws `CG_CONFIG_INVALID` for bad options. */
+export declare function codexExecutor(options?: CodexExecutorOptions): ModelExecutor;
+
 /** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */
 export declare function parseQualifiedId(id: string): CapabilityId;
 /** `{ providerId, capabilityId }` → `'p::c'`; throws `CG_INPUT_INVALID`. */

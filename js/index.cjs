@@ -10,6 +10,7 @@ const {
   lexicalExecutor,
 } = require('./graph.cjs');
 const { createToolAdapter } = require('./tools.cjs');
+const { codexExecutor } = require('./codex.cjs');
 
 /** The MCP server; its module (and the MCP SDK) loads on first use. */
 function createMcpServer(graph, options) {
@@ -28,4 +29,5 @@ module.exports = {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  codexExecutor,
 };

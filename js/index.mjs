@@ -14,5 +14,6 @@ export const {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  codexExecutor,
 } = api;
 export default api;

@@ -11,6 +11,7 @@ import {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  codexExecutor,
   type ModelExecutor,
   type ResolveResult,
   type ReloadResult,
@@ -129,3 +130,11 @@ async function tools(graph: CapabilityGraph): Promise<void> {
   createToolAdapter(graph, { tools: ['nope'] });
 }
 void tools;
+
+async function codex(): Promise<void> {
+  const executor: ModelExecutor = codexExecutor({ model: 'gpt-5-codex', minCliVersion: '0.130.0' });
+  await CapabilityGraph.open({ providers: [], executor });
+  // @ts-expect-error env values are strings
+  codexExecutor({ env: { A: 1 } });
+}
+void codex;

@@ -50,6 +50,21 @@ pub fn lexical_options(options: String) -> String {
     }))
 }
 
+/// Validates `codexExecutor(options)`; returns the options as the executor uses them.
+#[napi]
+pub fn codex_options(options: String) -> String {
+    outcome(guarded(|| {
+        let v: serde_json::Value = serde_json::from_str(&options).unwrap_or_default();
+        crate::matching::codex_options(&v).map(|o| o.to_string())
+    }))
+}
+
+/// Whether a Codex CLI `--version` output meets the minimum.
+#[napi]
+pub fn codex_version_ok(output: String, minimum: String) -> bool {
+    crate::matching::codex_version_ok(&output, &minimum)
+}
+
 /// A `match` waiting for the host's executor.
 #[napi]
 pub struct NativeMatch {

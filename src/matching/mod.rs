@@ -466,3 +466,106 @@ impl Session {
         project_executor_error(code, next_action)
     }
 }
+
+/// The oldest Codex CLI `codexExecutor` runs: `exec --experimental-json` with `--output-schema`.
+pub const MIN_CODEX_VERSION: (u64, u64, u64) = (0, 120, 0);
+
+fn parse_version(s: &str) -> Option<(u64, u64, u64)> {
+    let core = s.trim().split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+    let v = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(v)
+}
+
+/// `codexExecutor(options)`: `{ model?, codexPath?, env?, minCliVersion? }`. Returns the options
+/// as the executor uses them, with `minCliVersion` never below the built-in minimum.
+pub fn codex_options(options: &Value) -> Result<Value> {
+    let bad = |path: &str, expected: &str| {
+        GraphError::new(Code::ConfigInvalid)
+            .with_phase(Phase::Config)
+            .detail("path", path)
+            .detail("expected", expected)
+    };
+    let map = match options {
+        Value::Null => Map::new(),
+        Value::Object(m) if !is_non_json_marker(options) => m.clone(),
+        _ => return Err(bad("$", "object")),
+    };
+    let mut out = Map::new();
+    for (k, v) in &map {
+        match k.as_str() {
+            "model" | "codexPath" => {
+                let s = v
+                    .as_str()
+                    .filter(|s| !s.trim().is_empty())
+                    .ok_or_else(|| bad(k, "non-empty string"))?;
+                out.insert(k.clone(), s.into());
+            }
+            "env" => {
+                let env = v
+                    .as_object()
+                    .filter(|m| !is_non_json_marker(v) && m.values().all(Value::is_string))
+                    .ok_or_else(|| bad("env", "object of strings"))?;
+                out.insert(k.clone(), Value::Object(env.clone()));
+            }
+            "minCliVersion" => {
+                v.as_str()
+                    .and_then(parse_version)
+                    .ok_or_else(|| bad("minCliVersion", "version x.y.z"))?;
+            }
+            _ => return Err(bad(k, "one of: model, codexPath, env, minCliVersion")),
+        }
+    }
+    let asked = map
+        .get("minCliVersion")
+        .and_then(Value::as_str)
+        .and_then(parse_version);
+    let (a, b, c) = asked.map_or(MIN_CODEX_VERSION, |v| v.max(MIN_CODEX_VERSION));
+    out.insert("minCliVersion".into(), format!("{a}.{b}.{c}").into());
+    Ok(Value::Object(out))
+}
+
+/// Whether a Codex CLI's `--version` output (`codex-cli 0.163.0`) is at least `minimum`.
+pub fn codex_version_ok(output: &str, minimum: &str) -> bool {
+    let found = output.split_whitespace().rev().find_map(parse_version);
+    match (found, parse_version(minimum)) {
+        (Some(v), Some(min)) => v >= min,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod codex_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn options_are_checked_and_the_minimum_only_rises() {
+        let o = codex_options(&json!({ "model": "gpt-x", "minCliVersion": "0.1.0" })).unwrap();
+        assert_eq!(o["minCliVersion"], "0.120.0");
+        let o = codex_options(&json!({ "minCliVersion": "1.2.3" })).unwrap();
+        assert_eq!(o["minCliVersion"], "1.2.3");
+        for bad in [
+            json!({ "model": "" }),
+            json!({ "env": { "A": 1 } }),
+            json!({ "minCliVersion": "new" }),
+            json!({ "other": 1 }),
+            json!([]),
+        ] {
+            let e = codex_options(&bad).unwrap_err();
+            assert_eq!(
+                (e.code(), e.phase()),
+                (Code::ConfigInvalid, Phase::Config),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn cli_versions_compare_numerically() {
+        assert!(codex_version_ok("codex-cli 0.163.0\n", "0.120.0"));
+        assert!(codex_version_ok("codex-cli 0.120.0-alpha.1", "0.120.0"));
+        assert!(!codex_version_ok("codex-cli 0.99.9", "0.120.0"));
+        assert!(!codex_version_ok("garbage", "0.120.0"));
+    }
+}
