@@ -10,7 +10,7 @@ const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
 let runQuery;
 let runRead;
-let runMatch;
+let runHosted;
 let graphOf;
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
@@ -66,7 +66,7 @@ function describeHost(value, hosts) {
 
 /** The host objects of a config by slot, for the calls the JS layer makes to them. */
 function newHosts() {
-  return { all: [], readers: [], executor: undefined };
+  return { all: [], readers: [], runtimeAdapters: [], executor: undefined, capabilityRetriever: undefined, knowledgeRetriever: undefined };
 }
 
 /** Markers made by lexicalExecutor(): the engine runs that executor itself. */
@@ -87,7 +87,8 @@ function wireConfig(config, hosts) {
       return JSON.stringify({ [HOST_KEY]: 'lexical', options: value.options });
     }
     if (path[0] === 'readers') hosts.readers[path[1]] = value;
-    if (path[0] === 'executor') hosts.executor = value;
+    if (path[0] === 'runtimeAdapters') hosts.runtimeAdapters[path[1]] = value;
+    if (['executor', 'capabilityRetriever', 'knowledgeRetriever'].includes(path[0])) hosts[path[0]] = value;
     return describeHost(value, hosts.all);
   });
 }
@@ -105,22 +106,22 @@ function thrownFields(error) {
 }
 
 /**
- * Runs the host's executor for a pending match: the first of its answer, the deadline, the
- * caller's abort and close() settles the call; the executor's own signal is aborted in the
- * last three and a late answer is discarded. Every outcome is judged by the engine.
+ * Runs the host component a pending call waits for. The first of its answer, the deadline, the
+ * caller's abort and close() (for `active` calls) settles the call; the component's own signal is
+ * aborted in the last three and a late answer is discarded. Every outcome is judged by the engine.
  */
-function runExecutor(pending, executor, signal, active) {
+function runHost(pending, invoke, { signal, active, timeoutCode } = {}) {
   return new Promise((resolve, reject) => {
     const controller = new AbortController();
     let settled = false;
     let timer;
-    const settle = (abortExecutor, fn) => {
+    const settle = (abortComponent, fn) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      active.delete(entry);
-      if (abortExecutor) controller.abort();
+      active?.delete(entry);
+      if (abortComponent) controller.abort();
       fn();
     };
     const fail = (code, action) => settle(true, () => reject(GraphError.fromJSON(pending.fail(code, action).slice(1))));
@@ -128,11 +129,11 @@ function runExecutor(pending, executor, signal, active) {
     const entry = { close: () => settle(true, () => reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }))) };
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    timer = setTimeout(() => fail('CG_MODEL_TIMEOUT'), pending.timeoutMs);
-    active.add(entry);
+    if (pending.timeoutMs != null) timer = setTimeout(() => fail(timeoutCode), pending.timeoutMs);
+    active?.add(entry);
     let answer;
     try {
-      answer = executor.match(JSON.parse(pending.request), { signal: controller.signal });
+      answer = invoke(JSON.parse(pending.request), controller.signal);
     } catch (error) {
       return fail(...thrownFields(error));
     }
@@ -200,7 +201,6 @@ const UNARY_VERBS = [
   'listSpecificationDocuments',
   'listKnowledgeMembers',
   'resolveSelection',
-  'retrieveCapabilities',
   'queryKnowledge',
   'queryRuntime',
 ];
@@ -252,16 +252,29 @@ class CapabilityGraph {
       }
       throw new GraphError({ code: 'CG_INTERNAL', phase: 'document' });
     };
-    runMatch = async (graph, query, providerId) => {
+    runHosted = async (graph, verb, query, providerId) => {
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
-        if (path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
+        if (verb !== 'match' || path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
         signal = value;
         return JSON.stringify({ [HOST_KEY]: 'signal' });
       });
-      const started = call(() => graph.#native.matchStart(args, providerId));
+      const started = call(() => graph.#native.start(verb, args, providerId));
       if (typeof started === 'string') return unwrap(started);
-      return runExecutor(started, graph.#hosts.executor, signal, graph.#active);
+      const hosts = graph.#hosts;
+      const [kind, runtimeProvider] = started.host.split(':');
+      if (kind === 'executor') {
+        const executor = hosts.executor;
+        return runHost(started, (request, own) => executor.match(request, { signal: own }), {
+          signal,
+          active: graph.#active,
+          timeoutCode: 'CG_MODEL_TIMEOUT',
+        });
+      }
+      if (kind === 'capabilityRetriever') return runHost(started, (request) => hosts.capabilityRetriever.retrieve(request));
+      if (kind === 'knowledgeRetriever') return runHost(started, (request) => hosts.knowledgeRetriever.retrieve(request));
+      const adapter = hosts.runtimeAdapters.find((a) => a.providerId === runtimeProvider);
+      return runHost(started, (request) => adapter.query(request));
     };
   }
 
@@ -272,7 +285,7 @@ class CapabilityGraph {
 
   /** Turns an intent into capabilities with the configured executor. */
   async match(query) {
-    return runMatch(this, query);
+    return runHosted(this, 'match', query);
   }
 
   /** Idempotent; never rejects. Matches still waiting for an executor reject CG_GRAPH_CLOSED. */
@@ -329,8 +342,17 @@ for (const verb of BINARY_VERBS.filter((v) => v !== 'getProvider')) {
 }
 
 BoundProviderGraph.prototype.match = async function (query) {
-  return runMatch(graphOf(this), query, this.providerId);
+  return runHosted(graphOf(this), 'match', query, this.providerId);
 };
+// Verbs served by the host's retrievers and runtime adapters.
+for (const verb of ['retrieveCapabilities']) {
+  CapabilityGraph.prototype[verb] = async function (query) {
+    return runHosted(this, verb, query);
+  };
+  BoundProviderGraph.prototype[verb] = async function (query) {
+    return runHosted(graphOf(this), verb, query, this.providerId);
+  };
+}
 
 CapabilityGraph.prototype.getProvider = async function (providerId, query) {
   return runQuery(this, 'getProvider', wirePair(providerId, query));

@@ -3,9 +3,10 @@
 
 use crate::config::{Budgets, ExecutorSpec, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
+use crate::hostcall::Started;
 use crate::ids::is_id;
 use crate::knowledge::host::HostBodies;
-use crate::matching::{self, lexical_options, Executor, Start};
+use crate::matching::{self, lexical_options, Executor};
 use crate::query::args::{invalid, Args};
 use crate::query::backends::{self, Backends};
 use crate::query::{
@@ -141,7 +142,6 @@ impl Engine {
             "getNeighbors" => neighbors::get_neighbors,
             "listKnowledgeMembers" => members::list_knowledge_members,
             "resolveSelection" => selection::resolve_selection,
-            "retrieveCapabilities" => backends::retrieve_capabilities,
             "queryKnowledge" => backends::query_knowledge,
             "queryRuntime" => backends::query_runtime,
             "export" => maintenance::export,
@@ -180,12 +180,20 @@ impl Engine {
         result.map_err(|e| e.in_verb(Phase::Document))
     }
 
-    /// `match`: answers at once (empty catalog, lexical executor) or prepares the request for
-    /// the host's executor. Every error takes phase `match` (but `CG_GRAPH_CLOSED`).
-    pub fn match_start(&self, args: &str, bound: Option<&str>) -> Result<Start> {
-        self.call(bound)
-            .and_then(|call| matching::start(&call, args, self.executor.as_ref()))
-            .map_err(|e| e.in_verb(Phase::Match))
+    /// A verb that may need a host component (`match`, `retrieveCapabilities`,
+    /// `queryRuntime`): answered at once, or prepared for the component. `match` errors take
+    /// phase `match`, the others `query` (but `CG_GRAPH_CLOSED`).
+    pub fn start(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<Started> {
+        let call = self.call(bound);
+        match verb {
+            "match" => call
+                .and_then(|call| matching::start(&call, args, self.executor.as_ref()))
+                .map_err(|e| e.in_verb(Phase::Match)),
+            "retrieveCapabilities" => call
+                .and_then(|call| backends::retrieve_start(&call, args))
+                .map_err(|e| e.in_verb(Phase::Query)),
+            _ => Err(invalid("verb", "a verb served by a host component")),
+        }
     }
 
     /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5).

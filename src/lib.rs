@@ -10,6 +10,7 @@ pub mod definitions;
 pub mod engine;
 pub mod error;
 pub mod fsx;
+pub mod hostcall;
 pub mod ids;
 pub mod json;
 pub mod knowledge;

@@ -65,39 +65,45 @@ pub fn codex_version_ok(output: String, minimum: String) -> bool {
     crate::matching::codex_version_ok(&output, &minimum)
 }
 
-/// A `match` waiting for the host's executor.
+/// A call waiting for a host component (executor, retriever, runtime adapter).
 #[napi]
-pub struct NativeMatch {
-    session: crate::matching::Session,
-    request: String,
-    timeout_ms: u32,
+pub struct NativeHostCall {
+    call: Box<dyn crate::hostcall::HostCall>,
 }
 
 #[napi]
-impl NativeMatch {
-    /// The executor request as JSON: `{ intent, context, limit, deadline, candidates }`.
+impl NativeHostCall {
+    /// Which component: `executor`, `capabilityRetriever`, `knowledgeRetriever`,
+    /// `runtime:<providerId>`.
+    #[napi(getter)]
+    pub fn host(&self) -> String {
+        self.call.host().name()
+    }
+
+    /// The component's input as JSON.
     #[napi(getter)]
     pub fn request(&self) -> String {
-        self.request.clone()
+        self.call.request().to_owned()
     }
 
+    /// How long to wait for the component, in milliseconds (absent: no deadline).
     #[napi(getter)]
-    pub fn timeout_ms(&self) -> u32 {
-        self.timeout_ms
+    pub fn timeout_ms(&self) -> Option<u32> {
+        self.call
+            .timeout_ms()
+            .map(|ms| ms.min(u64::from(u32::MAX)) as u32)
     }
 
-    /// Checks the executor's answer (JSON) and returns the match result or an error string.
+    /// Judges the component's answer (JSON); returns the result or an error string.
     #[napi]
     pub fn finish(&self, output: String) -> String {
-        outcome(guarded(|| self.session.finish(&output)))
+        outcome(guarded(|| self.call.finish(&output)))
     }
 
-    /// The error for what the executor threw (its `code` and `nextAction`, if strings).
+    /// The error for what the component threw (its `code` and `nextAction`, if strings).
     #[napi]
     pub fn fail(&self, code: Option<String>, next_action: Option<String>) -> String {
-        outcome(Err(self
-            .session
-            .fail(code.as_deref(), next_action.as_deref())))
+        outcome(Err(self.call.fail(code.as_deref(), next_action.as_deref())))
     }
 }
 
@@ -223,21 +229,18 @@ impl NativeGraph {
         }))
     }
 
-    /// Starts a `match`: the answer (or an error string), or a pending match for the host's
-    /// executor.
+    /// Starts a verb served by a host component: the answer (or an error string), or the call
+    /// waiting for the component.
     #[napi]
-    pub fn match_start(&self, args: String, bound: Option<String>) -> Either<String, NativeMatch> {
-        match guarded(|| self.engine.match_start(&args, bound.as_deref())) {
-            Ok(crate::matching::Start::Done(json)) => Either::A(json),
-            Ok(crate::matching::Start::Ask {
-                session,
-                request,
-                timeout_ms,
-            }) => Either::B(NativeMatch {
-                session,
-                request,
-                timeout_ms: timeout_ms.min(u64::from(u32::MAX)) as u32,
-            }),
+    pub fn start(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+    ) -> Either<String, NativeHostCall> {
+        match guarded(|| self.engine.start(&verb, &args, bound.as_deref())) {
+            Ok(crate::hostcall::Started::Done(json)) => Either::A(json),
+            Ok(crate::hostcall::Started::Ask(call)) => Either::B(NativeHostCall { call }),
             Err(e) => Either::A(outcome(Err(e))),
         }
     }

@@ -8,6 +8,7 @@ use crate::config::Budgets;
 use crate::error::{
     input_invalid, input_too_large, project_executor_error, Code, GraphError, Phase, Result,
 };
+use crate::hostcall::{Host, HostCall, Started};
 use crate::ids::{format_qualified, parse_qualified};
 use crate::json::is_non_json_marker;
 use crate::query::args::{clamped_integer, Args};
@@ -152,23 +153,15 @@ fn request(args: &Args, budgets: &Budgets) -> Result<Request> {
 
 /// A `match` waiting for a host executor: what it pinned and what the answer is checked against.
 pub struct Session {
+    /// `{ intent, context, limit, deadline, candidates }` as JSON.
+    request: String,
+    timeout_ms: u64,
     view: View,
     candidates: HashMap<String, Node>,
     limit: u64,
     max_output_bytes: u64,
     budgets: crate::config::budgets::Resolve,
     executor_id: String,
-}
-
-/// The start of a `match`: answered already, or a request for the host's executor.
-pub enum Start {
-    Done(String),
-    Ask {
-        session: Session,
-        /// `{ intent, context, limit, deadline, candidates }` as JSON.
-        request: String,
-        timeout_ms: u64,
-    },
 }
 
 #[derive(Serialize)]
@@ -197,7 +190,7 @@ fn now_ms() -> u64 {
 
 /// Validates the call, builds the authorized catalog and either answers (empty catalog,
 /// lexical executor) or prepares the request for the host's executor.
-pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Start> {
+pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Started> {
     let args = Args::parse(json, &KEYS)?;
     let req = request(&args, call.budgets)?;
     let executor = executor.ok_or_else(|| GraphError::new(Code::ModelNotConfigured))?;
@@ -208,6 +201,8 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
         Executor::Host { id } => id.clone(),
     };
     let mut session = Session {
+        request: String::new(),
+        timeout_ms: req.timeout_ms,
         view,
         candidates: HashMap::new(),
         limit: req.limit,
@@ -216,7 +211,7 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
         executor_id,
     };
     if count == 0 {
-        return Ok(Start::Done(session.answer("empty", &[])?));
+        return Ok(Started::Done(session.answer("empty", &[])?));
     }
     match executor {
         Executor::Lexical { min_score } => {
@@ -240,7 +235,7 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
             } else {
                 "matched"
             };
-            Ok(Start::Done(session.answer(status, &selections)?))
+            Ok(Started::Done(session.answer(status, &selections)?))
         }
         Executor::Host { .. } => {
             // The catalog a model sees must fit its budget whole: never truncated.
@@ -269,18 +264,14 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
                 session.candidates.insert(qualified_id, (p, n));
             }
             catalog.push(']');
-            let request = format!(
+            session.request = format!(
                 r#"{{"intent":{},"context":{},"limit":{},"deadline":{},"candidates":{catalog}}}"#,
                 Value::from(req.intent.as_str()),
                 Value::Object(req.context),
                 req.limit,
                 now_ms() + req.timeout_ms,
             );
-            Ok(Start::Ask {
-                session,
-                request,
-                timeout_ms: req.timeout_ms,
-            })
+            Ok(Started::Ask(Box::new(session)))
         }
     }
 }
@@ -365,13 +356,6 @@ impl Session {
         }
         out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
         Ok(out)
-    }
-
-    /// Checks what the executor returned (SPEC §8.4, rules in order) and answers.
-    pub fn finish(&self, output: &str) -> Result<String> {
-        self.validated(output)
-            .and_then(|(status, selections)| self.answer(status, &selections))
-            .map_err(|e| e.in_verb(Phase::Match))
     }
 
     fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
@@ -460,9 +444,30 @@ impl Session {
         }
         Ok((status, resolved))
     }
+}
+
+impl HostCall for Session {
+    fn host(&self) -> Host {
+        Host::Executor
+    }
+
+    fn request(&self) -> &str {
+        &self.request
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(self.timeout_ms)
+    }
+
+    /// Checks what the executor returned (SPEC §8.4, rules in order) and answers.
+    fn finish(&self, output: &str) -> Result<String> {
+        self.validated(output)
+            .and_then(|(status, selections)| self.answer(status, &selections))
+            .map_err(|e| e.in_verb(Phase::Match))
+    }
 
     /// What the executor threw, projected (SPEC §14 D6).
-    pub fn fail(&self, code: Option<&str>, next_action: Option<&str>) -> GraphError {
+    fn fail(&self, code: Option<&str>, next_action: Option<&str>) -> GraphError {
         project_executor_error(code, next_action)
     }
 }

@@ -1,0 +1,44 @@
+//! A call that needs a host component (an executor, a retriever, a runtime adapter): the engine
+//! prepares the component's input, the JS layer calls the component, and the engine judges
+//! what came back. Nothing a component returns is used before it passes here.
+
+use crate::error::{GraphError, Result};
+
+/// Which host component a pending call waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Host {
+    Executor,
+    CapabilityRetriever,
+    KnowledgeRetriever,
+    /// The runtime adapter of this provider.
+    Runtime(String),
+}
+
+impl Host {
+    pub fn name(&self) -> String {
+        match self {
+            Host::Executor => "executor".into(),
+            Host::CapabilityRetriever => "capabilityRetriever".into(),
+            Host::KnowledgeRetriever => "knowledgeRetriever".into(),
+            Host::Runtime(p) => format!("runtime:{p}"),
+        }
+    }
+}
+
+pub trait HostCall: Send + Sync {
+    fn host(&self) -> Host;
+    /// The component's input, as JSON.
+    fn request(&self) -> &str;
+    /// How long the engine waits for the component, if it waits at all.
+    fn timeout_ms(&self) -> Option<u64>;
+    /// Judges the component's answer (JSON) and returns the verb's result.
+    fn finish(&self, output: &str) -> Result<String>;
+    /// The error for what the component threw (its string `code` and `nextAction`, if any).
+    fn fail(&self, code: Option<&str>, next_action: Option<&str>) -> GraphError;
+}
+
+/// A verb that answered at once, or one waiting for a host component.
+pub enum Started {
+    Done(String),
+    Ask(Box<dyn HostCall>),
+}
