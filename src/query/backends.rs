@@ -96,11 +96,7 @@ struct Candidate<'a> {
 
 impl Retrieval {
     /// One candidate, or the warning that rejects it.
-    fn candidate<'v>(
-        &'v self,
-        v: &Value,
-        seen: &[(usize, u32)],
-    ) -> Result<((usize, u32), Option<f64>)> {
+    fn candidate(&self, v: &Value, seen: &[(usize, u32)]) -> Result<((usize, u32), Option<f64>)> {
         if compact_len(v) as u64 > self.max_candidate_bytes {
             return Err(GraphError::new(Code::ResultTooLarge)
                 .detail("budget", "retrieveCapabilities.maxCandidateBytes")
