@@ -83,3 +83,120 @@ test('a bound facade retrieves within its provider', async () => {
   assert.equal(r.meta.budgets['retrieveCapabilities.maxCandidates'], 20);
   await graph.close();
 });
+
+const observation = (extra = {}) => ({
+  source: 'test-runtime',
+  observedAt: '2026-11-30T12:00:00.000Z',
+  runtimeRevision: 'r:1',
+  observedAgainstStaticRevision: 's:anything',
+  compatibility: 'compatible',
+  availability: 'available',
+  freshness: 'current',
+  ...extra,
+});
+const instance = (id, extra = {}) => ({
+  instanceId: id,
+  providerId: 'seed.http',
+  project: 'shop',
+  environment: 'staging',
+  instanceOf: { providerId: 'seed.http', capabilityId: 'route.http' },
+  facts: { method: 'GET', path: `/${id}` },
+  ...extra,
+});
+
+async function withRuntime(query, budgets) {
+  const calls = [];
+  const graph = await CapabilityGraph.open({
+    providers: [seedSource(), inline('acme', [cap('a')])],
+    runtimeAdapters: [{ id: 'test-runtime', providerId: 'seed.http', query: (input) => (calls.push(input), query(input)) }],
+    ...(budgets ? { budgets } : {}),
+  });
+  return { graph, calls };
+}
+
+test('queryRuntime pages instances on one runtime revision and checks each one', async () => {
+  const all = ['a', 'b', 'c'].map((id) => instance(id));
+  const { graph, calls } = await withRuntime((input) => {
+    const start = input.cursor ? Number(input.cursor) : 0;
+    const page = all.slice(start, start + input.limit);
+    const next = start + input.limit < all.length ? String(start + input.limit) : undefined;
+    return { instances: page, observation: observation(), ...(next ? { nextCursor: next } : {}) };
+  });
+  const q = { project: 'shop', environment: 'staging', instanceOf: 'seed.http::route.http', limit: 2 };
+  const first = await graph.queryRuntime(q);
+  assert.deepEqual(first.items.map((i) => i.instanceId), ['a', 'b']);
+  assert.equal(first.meta.completeness, 'truncated');
+  assert.equal(first.meta.view.runtime.runtimeRevision, 'r:1');
+  assert.deepEqual(calls[0].instanceOf, { providerId: 'seed.http', capabilityId: 'route.http' });
+  assert.match(calls[0].currentStaticRevision, /^s:/);
+  const second = await graph.queryRuntime({ ...q, cursor: first.nextCursor });
+  assert.deepEqual(second.items.map((i) => i.instanceId), ['c']);
+  assert.equal(calls[1].cursor, '2');
+  assert.equal(second.meta.completeness, 'complete');
+  await rejectsWith(graph.queryRuntime({ ...q, limit: 3, cursor: first.nextCursor }), 'CG_REVISION_MISMATCH', 'query', 'refresh');
+  await rejectsWith(graph.queryRuntime({ ...q, cursor: first.nextCursor, requiredRuntimeRevision: 'r:2' }), 'CG_REVISION_MISMATCH', 'query', 'refresh');
+  await rejectsWith(graph.queryRuntime({ ...q, requiredRuntimeRevision: 'r:9' }), 'CG_REVISION_MISMATCH', 'query', 'refresh');
+  const bound = await graph.forProvider('seed.http').queryRuntime({ project: 'shop', environment: 'staging', instanceOf: 'route.http' });
+  assert.equal(bound.items.length, 3);
+  await graph.close();
+});
+
+test('queryRuntime rejects bad instances as warnings and bad pages as a whole', async () => {
+  let reply;
+  const { graph } = await withRuntime(() => reply());
+  const q = { project: 'shop', environment: 'staging', requestProviderScope: ['seed.http'] };
+  reply = () => ({
+    instances: [
+      instance('ok'),
+      instance('other-provider', { providerId: 'acme' }),
+      instance('wrong-env', { environment: 'prod' }),
+      instance('ghost', { instanceOf: { providerId: 'seed.http', capabilityId: 'ghost' } }),
+      instance('big', { facts: { blob: 'x'.repeat(5000) } }),
+      instance('no-facts', { facts: [] }),
+      instance('bad-assoc', { associations: [{ kind: '' }] }),
+      instance('assoc', { associations: [{ kind: 'calls', targetInstanceId: 'ok' }] }),
+    ],
+    observation: observation({ availability: 'partial', extra: 'dropped' }),
+  });
+  const r = await graph.queryRuntime(q);
+  assert.deepEqual(r.items.map((i) => i.instanceId), ['ok', 'assoc']);
+  assert.deepEqual(r.items[1].associations, [{ kind: 'calls', targetInstanceId: 'ok' }]);
+  assert.deepEqual(r.meta.warnings.map((w) => [w.code, w.details.adapterIndex]), [
+    ['CG_ACCESS_DENIED', 1],
+    ['CG_ADAPTER_CONTRACT_INVALID', 2],
+    ['CG_CAPABILITY_NOT_FOUND', 3],
+    ['CG_RESULT_TOO_LARGE', 4],
+    ['CG_ADAPTER_CONTRACT_INVALID', 5],
+    ['CG_ADAPTER_CONTRACT_INVALID', 6],
+  ]);
+  assert.equal(r.observation.extra, undefined);
+  assert.equal(r.meta.completeness, 'partial');
+  reply = () => ({ instances: [], observation: observation({ availability: 'empty' }) });
+  assert.deepEqual((await graph.queryRuntime(q)).items, [], 'an empty observation is an answer');
+  for (const [make, code, action] of [
+    [() => ({ instances: [instance('x')], observation: observation({ availability: 'empty' }) }), 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [() => ({ instances: [], observation: observation() }), 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [() => ({ instances: [instance('x'), instance('x')], observation: observation() }), 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [() => ({ instances: [instance('x', { providerId: 'acme' })], observation: observation() }), 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [() => ({ instances: [], observation: observation({ observedAt: 'yesterday', availability: 'empty' }) }), 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [() => ({ instances: 'none', observation: observation() }), 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [() => { throw new Error('ECONNREFUSED /secret'); }, 'CG_RUNTIME_UNAVAILABLE', 'retry'],
+    [() => new Promise(() => {}), 'CG_RUNTIME_UNAVAILABLE', 'retry'],
+  ]) {
+    reply = make;
+    await rejectsWith(graph.queryRuntime(q), code, 'query', action);
+  }
+  await graph.close();
+});
+
+test('queryRuntime needs a context, one provider and an adapter', async () => {
+  const { graph } = await withRuntime(() => ({ instances: [], observation: observation({ availability: 'empty' }) }), { runtime: { timeoutMs: 50 } });
+  await rejectsWith(graph.queryRuntime({ project: 'shop' }), 'CG_RUNTIME_CONTEXT_REQUIRED', 'query', 'fix_input');
+  await rejectsWith(graph.queryRuntime({ project: ' ', environment: 'x' }), 'CG_RUNTIME_CONTEXT_REQUIRED', 'query', 'fix_input');
+  await rejectsWith(graph.queryRuntime({ project: 'p', environment: 'e' }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  await rejectsWith(graph.queryRuntime({ project: 'p', environment: 'e', requestProviderScope: ['acme'] }), 'CG_RUNTIME_DISABLED', 'query', 'check_config');
+  await rejectsWith(graph.queryRuntime({ project: 'p', environment: 'e', instanceOf: 'seed.http::nope' }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
+  await rejectsWith(graph.queryRuntime({ project: 'p', environment: 'e', instanceId: '' }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  assert.equal((await graph.queryRuntime({ project: 'p', environment: 'e', requestProviderScope: ['seed.http'] })).meta.completeness, 'complete');
+  await graph.close();
+});

@@ -202,7 +202,6 @@ const UNARY_VERBS = [
   'listKnowledgeMembers',
   'resolveSelection',
   'queryKnowledge',
-  'queryRuntime',
 ];
 /** Body reads: one query object, run off the JS thread. */
 const READ_VERBS = ['readDocuments', 'readSpecification', 'readDocumentPage', 'readSpecificationPage'];
@@ -345,7 +344,7 @@ BoundProviderGraph.prototype.match = async function (query) {
   return runHosted(graphOf(this), 'match', query, this.providerId);
 };
 // Verbs served by the host's retrievers and runtime adapters.
-for (const verb of ['retrieveCapabilities']) {
+for (const verb of ['retrieveCapabilities', 'queryRuntime']) {
   CapabilityGraph.prototype[verb] = async function (query) {
     return runHosted(this, verb, query);
   };

@@ -143,7 +143,6 @@ impl Engine {
             "listKnowledgeMembers" => members::list_knowledge_members,
             "resolveSelection" => selection::resolve_selection,
             "queryKnowledge" => backends::query_knowledge,
-            "queryRuntime" => backends::query_runtime,
             "export" => maintenance::export,
             "checkDocuments" => maintenance::check_documents,
             _ => return Err(invalid("verb", "a query verb")),
@@ -191,6 +190,9 @@ impl Engine {
                 .map_err(|e| e.in_verb(Phase::Match)),
             "retrieveCapabilities" => call
                 .and_then(|call| backends::retrieve_start(&call, args))
+                .map_err(|e| e.in_verb(Phase::Query)),
+            "queryRuntime" => call
+                .and_then(|call| backends::runtime_start(&call, args))
                 .map_err(|e| e.in_verb(Phase::Query)),
             _ => Err(invalid("verb", "a verb served by a host component")),
         }

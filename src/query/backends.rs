@@ -5,6 +5,7 @@
 use super::args::{capability_ref, clamped_integer, invalid, target_list, Args};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
+use crate::cursor::{self, Binding};
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
 use crate::hostcall::{Host, HostCall, Started};
 use crate::ids::format_qualified;
@@ -244,7 +245,10 @@ pub fn query_knowledge(call: &Call, json: &str) -> Result<String> {
     Err(not_served(Code::RetrieverUnavailable))
 }
 
-pub fn query_runtime(call: &Call, json: &str) -> Result<String> {
+/// `queryRuntime`: the provider's runtime adapter observes running instances; the engine
+/// checks the page, the observation and every instance, and binds its cursor to the runtime
+/// revision it was served from.
+pub fn runtime_start(call: &Call, json: &str) -> Result<Started> {
     let keys = [
         "project",
         "environment",
@@ -258,9 +262,11 @@ pub fn query_runtime(call: &Call, json: &str) -> Result<String> {
         "requiredStaticRevisionByProvider",
     ];
     let args = Args::parse(json, &keys)?;
+    let mut context = Vec::with_capacity(2);
     for key in ["project", "environment"] {
-        if args.string(key)?.is_none_or(|s| s.trim().is_empty()) {
-            return Err(GraphError::new(Code::RuntimeContextRequired).detail("field", key));
+        match args.string(key)? {
+            Some(s) if !s.trim().is_empty() => context.push(s),
+            _ => return Err(GraphError::new(Code::RuntimeContextRequired).detail("field", key)),
         }
     }
     for key in ["instanceId", "requiredRuntimeRevision", "cursor"] {
@@ -272,21 +278,435 @@ pub fn query_runtime(call: &Call, json: &str) -> Result<String> {
         .get("instanceOf")?
         .map(|v| capability_ref(v, "instanceOf", call.bound))
         .transpose()?;
-    if let Some(v) = args.get("limit")? {
-        clamped_integer(v, "limit", 1, call.budgets.runtime.max_page_size)?;
-    }
-    let view = call.view(&args, instance_of.map(|r| std::iter::once(r.0)))?;
-    if let Some((p, c)) = instance_of {
-        call.locate(&view, p, c)?;
-    }
-    let [provider] = view.scope.as_slice() else {
-        return Err(invalid(
-            "requestProviderScope",
-            "exactly one provider for a runtime query",
-        ));
+    let budget = &call.budgets.runtime;
+    let limit = match args.get("limit")? {
+        None => budget.default_page_size,
+        Some(v) => clamped_integer(v, "limit", 1, budget.max_page_size)?,
     };
-    if !call.backends.runtime.contains(provider) {
+    let view = call.view(&args, instance_of.map(|r| std::iter::once(r.0)))?;
+    // One provider: the request's scope, else the provider instanceOf names, else the only one.
+    let provider = match (
+        args.has("requestProviderScope"),
+        instance_of,
+        view.scope.as_slice(),
+    ) {
+        (false, Some((p, _)), _) => p.to_owned(),
+        (_, _, [only]) => only.clone(),
+        _ => {
+            return Err(invalid(
+                "requestProviderScope",
+                "exactly one provider for a runtime query",
+            ))
+        }
+    };
+    let target = instance_of
+        .map(|(p, c)| call.locate(&view, p, c))
+        .transpose()?;
+    let position = match view.position(&provider) {
+        Some(p) => p,
+        None if call.state.providers.contains_key(&provider) => {
+            return Err(GraphError::new(Code::AccessDenied))
+        }
+        None => return Err(GraphError::new(Code::ProviderNotFound)),
+    };
+    if !call.backends.runtime.contains(&provider) {
         return Err(GraphError::new(Code::RuntimeDisabled));
     }
-    Err(not_served(Code::RuntimeUnavailable))
+    let snapshot = view.snapshot(position);
+    let instance_id = args.string("instanceId")?.map(str::to_owned);
+    let target_id = target.map(|(p, n)| {
+        (
+            view.snapshot(p).provider_id().to_owned(),
+            view.snapshot(p).capability(n).id.clone(),
+        )
+    });
+    let filter = json!({
+        "providerId": provider,
+        "project": context[0],
+        "environment": context[1],
+        "instanceOf": target_id.as_ref().map(|(p, c)| format_qualified(p, c)),
+        "instanceId": instance_id,
+        "limit": limit,
+    })
+    .to_string();
+    let required = args.string("requiredRuntimeRevision")?.map(str::to_owned);
+    let mut sent_cursor = None;
+    let mut cursor_revision = None;
+    if let Some(c) = args.string("cursor")? {
+        let binding = Binding {
+            kind: "runtime",
+            revision: &snapshot.static_revision,
+            filter: &filter,
+        };
+        let after: Value = serde_json::from_str(&cursor::decode(c, &binding)?)
+            .map_err(|_| invalid("cursor", "cursor returned by the same query"))?;
+        let (raw, revision) = match (
+            after.get("cursor").and_then(Value::as_str),
+            after.get("runtimeRevision").and_then(Value::as_str),
+        ) {
+            (Some(raw), Some(revision)) => (raw.to_owned(), revision.to_owned()),
+            _ => return Err(invalid("cursor", "cursor returned by the same query")),
+        };
+        if required.as_ref().is_some_and(|r| *r != revision) {
+            return Err(GraphError::new(Code::RevisionMismatch));
+        }
+        sent_cursor = Some(raw);
+        cursor_revision = Some(revision);
+    }
+    let mut request = Map::new();
+    request.insert("project".into(), context[0].into());
+    request.insert("environment".into(), context[1].into());
+    if let Some((p, c)) = &target_id {
+        request.insert(
+            "instanceOf".into(),
+            json!({ "providerId": p, "capabilityId": c }),
+        );
+    }
+    if let Some(id) = &instance_id {
+        request.insert("instanceId".into(), id.clone().into());
+    }
+    request.insert(
+        "currentStaticRevision".into(),
+        snapshot.static_revision.clone().into(),
+    );
+    request.insert("limit".into(), limit.into());
+    if let Some(c) = &sent_cursor {
+        request.insert("cursor".into(), c.clone().into());
+    }
+    Ok(Started::Ask(Box::new(Runtime {
+        request: Value::Object(request).to_string(),
+        project: context[0].to_owned(),
+        environment: context[1].to_owned(),
+        provider,
+        position,
+        target: target.map(|t| t.1),
+        instance_id,
+        limit,
+        filter,
+        sent_cursor,
+        cursor_revision,
+        required,
+        timeout_ms: budget.timeout_ms,
+        max_facts_bytes: budget.max_facts_bytes,
+        max_association_bytes: budget.max_association_bytes,
+        view,
+    })))
+}
+
+struct Runtime {
+    request: String,
+    project: String,
+    environment: String,
+    provider: String,
+    position: usize,
+    target: Option<u32>,
+    instance_id: Option<String>,
+    limit: u64,
+    filter: String,
+    sent_cursor: Option<String>,
+    cursor_revision: Option<String>,
+    required: Option<String>,
+    timeout_ms: u64,
+    max_facts_bytes: u64,
+    max_association_bytes: u64,
+    view: View,
+}
+
+fn non_blank(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+}
+
+/// ISO 8601 date-time (`2026-11-30T12:00:00Z`, fractions and offsets allowed).
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let head = b.len() >= 19
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && (b[10] == b'T' || b[10] == b't' || b[10] == b' ')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !head {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    matches!(rest, "Z" | "z")
+        || (rest.len() == 6
+            && (rest.starts_with('+') || rest.starts_with('-'))
+            && rest.as_bytes()[3] == b':'
+            && rest[1..3].bytes().all(|d| d.is_ascii_digit())
+            && rest[4..].bytes().all(|d| d.is_ascii_digit()))
+}
+
+impl Runtime {
+    fn observation(&self, v: Option<&Value>) -> Result<Map<String, Value>> {
+        let bad = || contract("runtime_observation_invalid");
+        let o = v.and_then(Value::as_object).ok_or_else(bad)?;
+        let mut out = Map::new();
+        for key in [
+            "source",
+            "observedAt",
+            "runtimeRevision",
+            "observedAgainstStaticRevision",
+        ] {
+            out.insert(key.into(), non_blank(o.get(key)).ok_or_else(bad)?.into());
+        }
+        if !is_timestamp(out["observedAt"].as_str().unwrap_or_default()) {
+            return Err(bad());
+        }
+        for key in ["sourceIdentity", "coverage", "freshnessLimit"] {
+            if let Some(v) = o.get(key) {
+                out.insert(key.into(), non_blank(Some(v)).ok_or_else(bad)?.into());
+            }
+        }
+        for (key, allowed) in [
+            (
+                "compatibility",
+                &["compatible", "unknown", "refresh_required"][..],
+            ),
+            ("availability", &["available", "empty", "partial"][..]),
+            ("freshness", &["current", "stale"][..]),
+        ] {
+            let value = o
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|v| allowed.contains(v))
+                .ok_or_else(bad)?;
+            out.insert(key.into(), value.into());
+        }
+        Ok(out)
+    }
+
+    /// One instance as served, or the warning that rejects it.
+    fn instance(&self, v: &Value) -> Result<(Value, u32)> {
+        let m = v
+            .as_object()
+            .ok_or_else(|| contract("runtime_instance_invalid"))?;
+        let instance_id =
+            non_blank(m.get("instanceId")).ok_or_else(|| contract("runtime_instance_invalid"))?;
+        if m.get("providerId").and_then(Value::as_str) != Some(self.provider.as_str()) {
+            return Err(GraphError::new(Code::AccessDenied));
+        }
+        let (p, c) = m
+            .get("instanceOf")
+            .and_then(|id| capability_ref(id, "instanceOf", None).ok())
+            .ok_or_else(|| contract("runtime_instance_of_invalid"))?;
+        let mismatch = m.get("project").and_then(Value::as_str) != Some(self.project.as_str())
+            || m.get("environment").and_then(Value::as_str) != Some(self.environment.as_str())
+            || p != self.provider
+            || self
+                .instance_id
+                .as_deref()
+                .is_some_and(|id| id != instance_id);
+        if mismatch {
+            return Err(contract("runtime_result_mismatch"));
+        }
+        let s = self.view.snapshot(self.position);
+        let node = s
+            .find(c)
+            .ok_or_else(|| GraphError::new(Code::CapabilityNotFound))?;
+        if self.target.is_some_and(|t| t != node) {
+            return Err(contract("runtime_result_mismatch"));
+        }
+        let facts = m
+            .get("facts")
+            .filter(|f| f.is_object())
+            .ok_or_else(|| contract("runtime_facts_invalid"))?;
+        if compact_len(facts) as u64 > self.max_facts_bytes {
+            return Err(GraphError::new(Code::ResultTooLarge)
+                .detail("budget", "runtime.maxFactsBytes")
+                .detail("limit", self.max_facts_bytes));
+        }
+        let mut out = json!({
+            "instanceId": instance_id,
+            "providerId": self.provider,
+            "project": self.project,
+            "environment": self.environment,
+            "instanceOf": { "providerId": p, "capabilityId": c },
+            "facts": facts,
+        });
+        if let Some(a) = m.get("associations") {
+            let list = a
+                .as_array()
+                .ok_or_else(|| contract("runtime_associations_invalid"))?;
+            if compact_len(a) as u64 > self.max_association_bytes {
+                return Err(GraphError::new(Code::ResultTooLarge)
+                    .detail("budget", "runtime.maxAssociationBytes")
+                    .detail("limit", self.max_association_bytes));
+            }
+            let mut kept = Vec::with_capacity(list.len());
+            for item in list {
+                let am = item
+                    .as_object()
+                    .ok_or_else(|| contract("runtime_association_invalid"))?;
+                let mut assoc = Map::new();
+                assoc.insert(
+                    "kind".into(),
+                    non_blank(am.get("kind"))
+                        .ok_or_else(|| contract("runtime_association_invalid"))?
+                        .into(),
+                );
+                if let Some(t) = am.get("targetInstanceId") {
+                    assoc.insert(
+                        "targetInstanceId".into(),
+                        non_blank(Some(t))
+                            .ok_or_else(|| contract("runtime_association_invalid"))?
+                            .into(),
+                    );
+                }
+                if let Some(f) = am.get("facts") {
+                    if !f.is_object() {
+                        return Err(contract("runtime_association_invalid"));
+                    }
+                    assoc.insert("facts".into(), f.clone());
+                }
+                kept.push(Value::Object(assoc));
+            }
+            out["associations"] = Value::Array(kept);
+        }
+        Ok((out, node))
+    }
+}
+
+impl HostCall for Runtime {
+    fn host(&self) -> Host {
+        Host::Runtime(self.provider.clone())
+    }
+
+    fn request(&self) -> &str {
+        &self.request
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(self.timeout_ms)
+    }
+
+    fn finish(&self, output: &str) -> Result<String> {
+        let v: Value =
+            serde_json::from_str(output).map_err(|_| contract("runtime_page_invalid"))?;
+        let page = v
+            .as_object()
+            .ok_or_else(|| contract("runtime_page_invalid"))?;
+        let instances = page
+            .get("instances")
+            .and_then(Value::as_array)
+            .filter(|i| i.len() as u64 <= self.limit)
+            .ok_or_else(|| contract("runtime_page_invalid"))?;
+        let next = match page.get("nextCursor") {
+            None => None,
+            Some(c) => Some(
+                non_blank(Some(c))
+                    .filter(|c| Some(*c) != self.sent_cursor.as_deref())
+                    .ok_or_else(|| contract("runtime_page_invalid"))?,
+            ),
+        };
+        let observation = self.observation(page.get("observation"))?;
+        let revision = observation["runtimeRevision"].as_str().unwrap_or_default();
+        if self.required.as_deref().is_some_and(|r| r != revision)
+            || self
+                .cursor_revision
+                .as_deref()
+                .is_some_and(|r| r != revision)
+        {
+            return Err(GraphError::new(Code::RevisionMismatch));
+        }
+        let consistent = match observation["availability"].as_str() {
+            Some("empty") => instances.is_empty() && next.is_none(),
+            Some("available") => !instances.is_empty(),
+            _ => true,
+        };
+        if !consistent {
+            return Err(contract("inconsistent_runtime_observation"));
+        }
+        let mut keys = std::collections::HashSet::new();
+        for i in instances {
+            let key =
+                ["providerId", "project", "environment", "instanceId"].map(|k| non_blank(i.get(k)));
+            if key.iter().all(Option::is_some) && !keys.insert(key) {
+                return Err(contract("duplicate_runtime_instance"));
+            }
+        }
+        let mut meta = Meta::of(&self.view, false);
+        let mut items = Vec::new();
+        let mut seen_nodes: Vec<u32> = self.target.into_iter().collect();
+        for (i, raw) in instances.iter().enumerate() {
+            match self.instance(raw) {
+                Ok((item, node)) => {
+                    items.push(item);
+                    if !seen_nodes.contains(&node) {
+                        seen_nodes.push(node);
+                    }
+                }
+                Err(e) => meta.warnings.push(e.detail("adapterIndex", i).to_warning()),
+            }
+        }
+        if !instances.is_empty() && items.is_empty() {
+            return Err(contract("all_runtime_items_rejected")
+                .detail("receivedCount", instances.len())
+                .detail("rejectedCount", instances.len()));
+        }
+        let s = self.view.snapshot(self.position);
+        let next_cursor = next
+            .map(|raw| {
+                let binding = Binding {
+                    kind: "runtime",
+                    revision: &s.static_revision,
+                    filter: &self.filter,
+                };
+                cursor::encode(
+                    &binding,
+                    &json!({ "cursor": raw, "runtimeRevision": revision }).to_string(),
+                )
+            })
+            .transpose()?;
+        meta.completeness = if !meta.warnings.is_empty() || observation["availability"] == "partial"
+        {
+            Completeness::Partial
+        } else if next_cursor.is_some() {
+            Completeness::Truncated
+        } else {
+            Completeness::Complete
+        };
+        meta.extra.insert(
+            "budgets".into(),
+            json!({ "runtime.maxPageSize": self.limit, "runtime.maxFactsBytes": self.max_facts_bytes, "runtime.maxAssociationBytes": self.max_association_bytes }),
+        );
+        let viewed: Vec<ViewEntry> = seen_nodes.iter().map(|&n| ViewEntry::new(s, n)).collect();
+        meta.extra.insert(
+            "view".into(),
+            json!({
+                "capabilities": viewed,
+                "runtime": {
+                    "runtimeRevision": revision,
+                    "observedAgainstStaticRevision": observation["observedAgainstStaticRevision"],
+                    "queriedStaticRevision": s.static_revision,
+                    "compatibility": observation["compatibility"],
+                },
+            }),
+        );
+        let mut out = json!({ "items": items, "observation": observation });
+        if let Some(c) = next_cursor {
+            out["nextCursor"] = c.into();
+        }
+        out["meta"] = serde_json::to_value(&meta).unwrap_or_default();
+        Ok(out.to_string())
+    }
+
+    fn fail(&self, code: Option<&str>, _next_action: Option<&str>) -> GraphError {
+        project_component_error(Component::RuntimeAdapter, code, Phase::Query)
+    }
 }
