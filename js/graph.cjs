@@ -186,6 +186,63 @@ async function askReaders(readers, request, bodies) {
   return { ...answer, kind: 'none' };
 }
 
+/** Pages the engine asks a database adapter for at a time. */
+const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
+const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
+
+/** Every page of a paged adapter call; a cursor that does not advance breaks the contract. */
+async function allPages(fetch) {
+  const items = [];
+  let cursor;
+  for (;;) {
+    const page = await fetch(cursor);
+    if (page === null || typeof page !== 'object' || !Array.isArray(page.items)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
+    items.push(...page.items);
+    if (page.nextCursor === undefined || page.nextCursor === null) return items;
+    if (typeof page.nextCursor !== 'string' || page.nextCursor === cursor) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
+    cursor = page.nextCursor;
+  }
+}
+
+/**
+ * Reads one provider whole from a database authority: the provider record, every capability
+ * record (scan order), and each capability's eight relation streams. The engine validates all
+ * of it; a failure travels as its `code` only.
+ */
+async function readDatabase(adapter, providerId) {
+  let view;
+  try {
+    view = await adapter.openView(providerId);
+    const capabilities = await allPages((cursor) => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) }));
+    const streams = {};
+    for (const record of capabilities) {
+      const id = record?.capabilityId;
+      if (typeof id !== 'string') continue;
+      streams[id] = {};
+      for (const kind of NEIGHBOR_KINDS) {
+        streams[id][kind] = await allPages((cursor) => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) }));
+      }
+    }
+    return { provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir, capabilities, streams };
+  } catch (error) {
+    return { failed: { code: thrownFields(error)[0] ?? null } };
+  } finally {
+    try {
+      await view?.close?.();
+    } catch {
+      // Releasing a view cannot change what was read.
+    }
+  }
+}
+
+/** Reads the database authorities `sources` ([{ providerId, handle }]) for the engine (JSON). */
+async function readDatabases(sources, hosts) {
+  if (sources.length === 0) return undefined;
+  const reads = {};
+  for (const { providerId, handle } of sources) reads[providerId] = await readDatabase(hosts.all[handle], providerId);
+  return toWireJson(reads);
+}
+
 /** Rounds of host reads a call may need: documents can only be added by a reload in between. */
 const MAX_READ_ROUNDS = 4;
 
@@ -224,7 +281,10 @@ class CapabilityGraph {
   /** Validates the config, loads every provider and resolves the open graph. */
   static async open(config) {
     const hosts = newHosts();
-    const opened = await call(native.open, wireConfig(config, hosts));
+    const wired = wireConfig(config, hosts);
+    // Database authorities are read whole before the engine loads them (config errors first).
+    hosts.databases = unwrap(call(native.databaseSources, wired));
+    const opened = await call(native.open, wired, await readDatabases(hosts.databases, hosts));
     if (typeof opened === 'string') unwrap(opened);
     return new CapabilityGraph(CONSTRUCT, opened, hosts);
   }
@@ -279,7 +339,10 @@ class CapabilityGraph {
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
   async reload(options) {
-    return unwrap(await call(() => this.#native.reload(wire(options))));
+    const only = options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
+    const sources = (this.#hosts.databases ?? []).filter((s) => only === undefined || s.providerId === only);
+    const databases = this.#native.isClosed() ? undefined : await readDatabases(sources, this.#hosts);
+    return unwrap(await call(() => this.#native.reload(wire(options), databases)));
   }
 
   /** Turns an intent into capabilities with the configured executor. */

@@ -14,6 +14,7 @@ use crate::query::{
 };
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
+use crate::sources::database::DatabaseRead;
 use crate::store::{ProviderSlots, Store, StoreState};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -34,17 +35,16 @@ pub struct Engine {
 impl Engine {
     /// `open`: parses the wire config (phase `config`), then loads every provider in config
     /// order (phase `load`); any failure rejects the whole open.
-    pub fn open(config_json: &str) -> Result<Engine> {
-        let value: Value = serde_json::from_str(config_json).map_err(|_| {
-            GraphError::new(Code::ConfigInvalid)
-                .with_phase(Phase::Config)
-                .detail("path", "$")
-                .detail("expected", "object")
-        })?;
-        let mut config = OpenConfig::parse(value)?;
+    pub fn open(config_json: &str, databases: Option<&str>) -> Result<Engine> {
+        let mut config = parse_config(config_json)?;
+        let mut databases = database_reads(databases);
         let mut providers = BTreeMap::new();
         for source in &mut config.providers {
-            let snapshot = sources::load(source, None)?;
+            let read = source
+                .provider_id
+                .as_ref()
+                .and_then(|p| databases.remove(p));
+            let snapshot = sources::load(source, None, read.as_ref())?;
             if let SourceKind::Inline { definition, .. } = &mut source.kind {
                 *definition = Value::Null;
             }
@@ -198,15 +198,21 @@ impl Engine {
         }
     }
 
-    /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5).
-    pub fn reload(&self, args: &str) -> Result<String> {
+    /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5); `databases` holds what the
+    /// JS layer read again from the database authorities being reloaded.
+    pub fn reload(&self, args: &str, databases: Option<&str>) -> Result<String> {
         let targets = self
             .reload_targets(args)
             .map_err(|e| e.in_verb(Phase::Lifecycle))?;
+        let mut databases = database_reads(databases);
         self.store.serialized(|| {
             let mut entries = Vec::with_capacity(targets.len());
             for (source, definition) in &targets {
-                entries.push(self.reload_one(source, definition.as_ref())?);
+                let read = source
+                    .provider_id
+                    .as_ref()
+                    .and_then(|p| databases.remove(p));
+                entries.push(self.reload_one(source, definition.as_ref(), read.as_ref())?);
             }
             let ok = entries.iter().all(|e| e.ok);
             let result = ReloadResult {
@@ -276,6 +282,7 @@ impl Engine {
         &self,
         source: &ProviderSource,
         definition: Option<&Value>,
+        database: Option<&DatabaseRead>,
     ) -> Result<ReloadEntry> {
         let id = source.provider_id.clone().unwrap_or_default();
         let inline_unchanged =
@@ -283,7 +290,7 @@ impl Engine {
         let candidate = if inline_unchanged {
             None
         } else {
-            Some(sources::load(source, definition).map(Arc::new))
+            Some(sources::load(source, definition, database).map(Arc::new))
         };
         let mut entry = None;
         self.store.update(&id, |slots| {
@@ -304,6 +311,44 @@ impl Engine {
     pub fn is_closed(&self) -> bool {
         self.store.is_closed()
     }
+}
+
+fn parse_config(config_json: &str) -> Result<OpenConfig> {
+    let value: Value = serde_json::from_str(config_json).map_err(|_| {
+        GraphError::new(Code::ConfigInvalid)
+            .with_phase(Phase::Config)
+            .detail("path", "$")
+            .detail("expected", "object")
+    })?;
+    OpenConfig::parse(value)
+}
+
+/// What the JS layer read from database authorities, by provider ID.
+fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
+    let parsed: Map<String, Value> = json
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default();
+    parsed
+        .into_iter()
+        .map(|(k, v)| (k, DatabaseRead::new(v)))
+        .collect()
+}
+
+/// The database authorities of a config, for the JS layer to read before `open`:
+/// `[{ providerId, handle }]` (the adapter's host handle). Config errors surface here first.
+pub fn database_sources(config_json: &str) -> Result<String> {
+    let config = parse_config(config_json)?;
+    let list: Vec<Value> = config
+        .providers
+        .iter()
+        .filter_map(|s| match &s.kind {
+            SourceKind::Database { adapter } => {
+                Some(serde_json::json!({ "providerId": s.provider_id, "handle": adapter.handle }))
+            }
+            _ => None,
+        })
+        .collect();
+    Ok(Value::Array(list).to_string())
 }
 
 /// The slots after a reload attempt, and its report. `None` means the source cannot have

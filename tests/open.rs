@@ -59,7 +59,7 @@ fn config_that_is_not_an_object() {
 
 #[test]
 fn config_that_is_not_json_text() {
-    let r = capability_graph::engine::Engine::open("{not json");
+    let r = capability_graph::engine::Engine::open("{not json", None);
     assert_config_err(r, "config", "$", "object");
 }
 

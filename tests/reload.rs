@@ -381,7 +381,7 @@ fn bad_reload_arguments() {
     }
     for text in ["[]", "\"acme\"", "{", "null"] {
         assert_err(
-            engine.reload(text),
+            engine.reload(text, None),
             "CG_INPUT_INVALID",
             "lifecycle",
             Some("fix_input"),
@@ -540,9 +540,9 @@ fn every_call_after_close_is_graph_closed() {
         engine.resolve(r#"{"ids":["acme::a"]}"#, None),
         engine.resolve(r#"{"ids":["a"]}"#, Some("acme")),
         engine.resolve("not json", None),
-        engine.reload("{}"),
-        engine.reload(r#"{"providerId":"acme"}"#),
-        engine.reload(r#"{"nope":1}"#),
+        engine.reload("{}", None),
+        engine.reload(r#"{"providerId":"acme"}"#, None),
+        engine.reload(r#"{"nope":1}"#, None),
         engine.check_bound("\"acme\""),
     ];
     for result in calls {

@@ -67,7 +67,7 @@ fn open(requires: &[Vec<usize>]) -> Engine {
     let config = json!({ "providers": [{ "definition": {
         "providerId": "p", "name": "P", "version": "1", "capabilities": capabilities } }],
         "budgets": { "selection": { "maxNodes": 1000, "maxEdges": 5000 }, "resolve": { "maxNodes": 1000, "maxEdges": 5000 } } });
-    Engine::open(&config.to_string()).expect("random DAG opens")
+    Engine::open(&config.to_string(), None).expect("random DAG opens")
 }
 
 #[test]

@@ -130,6 +130,7 @@ pub struct NativeGraph {
 
 pub struct OpenTask {
     config: String,
+    databases: Option<String>,
     engine: Option<Result<Engine>>,
 }
 
@@ -139,7 +140,8 @@ impl Task for OpenTask {
 
     fn compute(&mut self) -> napi::Result<()> {
         let config = std::mem::take(&mut self.config);
-        self.engine = Some(guarded(|| Engine::open(&config)));
+        let databases = self.databases.take();
+        self.engine = Some(guarded(|| Engine::open(&config, databases.as_deref())));
         Ok(())
     }
 
@@ -154,13 +156,27 @@ impl Task for OpenTask {
     }
 }
 
-/// Opens a graph from the wire config; resolves the graph or an error string.
+/// Opens a graph from the wire config and what was read from database authorities (JSON by
+/// provider ID); resolves the graph or an error string.
 #[napi(ts_return_type = "Promise<NativeGraph | string>")]
-pub fn open(config: String) -> AsyncTask<OpenTask> {
+pub fn open(config: String, databases: Option<String>) -> AsyncTask<OpenTask> {
     AsyncTask::new(OpenTask {
         config,
+        databases,
         engine: None,
     })
+}
+
+/// The database authorities of a wire config (`[{ providerId, handle }]`), or an error string.
+#[napi]
+pub fn database_sources(config: String) -> String {
+    outcome(guarded(|| crate::engine::database_sources(&config)))
+}
+
+/// The eight neighbour kinds, in order (JSON), for reading database relation streams.
+#[napi]
+pub fn neighbor_kinds() -> String {
+    serde_json::Value::from(crate::snapshot::Kind::ALL.map(|k| k.as_str()).to_vec()).to_string()
 }
 
 /// A body read on the libuv pool: file I/O never runs on the JS thread.
@@ -198,6 +214,7 @@ impl Task for ReadTask {
 pub struct ReloadTask {
     engine: Arc<Engine>,
     args: String,
+    databases: Option<String>,
 }
 
 impl Task for ReloadTask {
@@ -205,7 +222,9 @@ impl Task for ReloadTask {
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        Ok(outcome(guarded(|| self.engine.reload(&self.args))))
+        Ok(outcome(guarded(|| {
+            self.engine.reload(&self.args, self.databases.as_deref())
+        })))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
@@ -270,11 +289,13 @@ impl NativeGraph {
         })
     }
 
+    /// Reloads; `databases` is what was read again from database authorities (JSON).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn reload(&self, args: String) -> AsyncTask<ReloadTask> {
+    pub fn reload(&self, args: String, databases: Option<String>) -> AsyncTask<ReloadTask> {
         AsyncTask::new(ReloadTask {
             engine: self.engine.clone(),
             args,
+            databases,
         })
     }
 

@@ -88,8 +88,13 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
     }
 }
 
-/// Binds every root of `source`; `file_root` is a file provider's folder.
+/// Binds every root of `source`.
 pub fn bind(source: &ProviderSource) -> Result<DocumentRoots> {
+    bind_with(source, None)
+}
+
+/// Binds every root of `source`; `database_root` is a database view's `knowledgeRootDir`.
+pub fn bind_with(source: &ProviderSource, database_root: Option<PathBuf>) -> Result<DocumentRoots> {
     let default_root = match &source.kind {
         SourceKind::File { root, .. } => Some(real_dir(root).ok_or_else(|| {
             unusable(
@@ -106,6 +111,15 @@ pub fn bind(source: &ProviderSource) -> Result<DocumentRoots> {
                 "readable directory",
             )
         })?),
+        SourceKind::Database { .. } => match database_root {
+            Some(dir) => Some(real_dir(&dir).ok_or_else(|| {
+                unusable(
+                    format!("{}.authority", source.path),
+                    "database view with a readable knowledgeRootDir",
+                )
+            })?),
+            None => None,
+        },
         _ => None,
     };
     let aliases = source

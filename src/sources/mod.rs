@@ -1,17 +1,23 @@
 //! Provider sources: where definitions come from (inline objects, file trees; database
 //! authorities through the JS layer). Each source is read whole and validated into a snapshot.
 
+pub mod database;
 pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
 use crate::definitions::{validate_provider, RawDefinitions, Roots};
-use crate::error::{Code, GraphError, Phase, Result};
+use crate::error::{Code, GraphError, Result};
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
 
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
-/// (reload); an inline source keeps no definition of its own after it loaded.
-pub fn load(source: &ProviderSource, definition: Option<&Value>) -> Result<ProviderSnapshot> {
+/// (reload); an inline source keeps no definition of its own after it loaded. `database` is
+/// what the JS layer read through a database authority's adapter.
+pub fn load(
+    source: &ProviderSource,
+    definition: Option<&Value>,
+    database: Option<&database::DatabaseRead>,
+) -> Result<ProviderSnapshot> {
     let aliases: Vec<String> = source
         .knowledge_roots
         .iter()
@@ -56,12 +62,21 @@ pub fn load(source: &ProviderSource, definition: Option<&Value>) -> Result<Provi
                 roots,
             ))
         }
-        SourceKind::Database { .. } => Err(GraphError::new(Code::ConfigInvalid)
-            .with_phase(Phase::Load)
-            .detail("path", format!("{}.authority", source.path))
-            .detail(
-                "expected",
-                "an inline or file source (database authorities are not served yet)",
-            )),
+        SourceKind::Database { .. } => {
+            let read = database.ok_or_else(|| GraphError::new(Code::Internal))?;
+            let default_root = read.knowledge_root();
+            let rules = Roots {
+                aliases: &aliases,
+                default_root: default_root.is_some(),
+            };
+            let roots = crate::knowledge::roots::bind_with(source, default_root)?;
+            let provider_id = source.provider_id.as_deref().unwrap_or_default();
+            let validated = read.validate(provider_id, &rules)?;
+            Ok(ProviderSnapshot::build(
+                validated,
+                AuthorityKind::Database,
+                roots,
+            ))
+        }
     }
 }

@@ -16,7 +16,7 @@ pub const SEED: &str = "seed.http";
 // Opening and calling
 
 pub fn open(config: &Value) -> Result<Engine, GraphError> {
-    Engine::open(&config.to_string())
+    Engine::open(&config.to_string(), None)
 }
 
 pub fn open_ok(config: &Value) -> Engine {
@@ -49,7 +49,7 @@ pub fn resolve_ok(engine: &Engine, args: &Value) -> Value {
 
 pub fn reload(engine: &Engine, args: &Value) -> Result<Value, GraphError> {
     engine
-        .reload(&args.to_string())
+        .reload(&args.to_string(), None)
         .map(|s| serde_json::from_str(&s).expect("reload returns JSON"))
 }
 

@@ -1,0 +1,137 @@
+// The database authority (SPEC §14 D15): read whole at open and reload through the adapter's
+// paged scans, validated like files, every relation stream checked.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { CapabilityGraph } from '@devcodex/capability-graph';
+import { rejectsWith, seedRoot, seedSource } from './helpers.mjs';
+
+const KINDS = { parents: 'children', specializes: 'specializedBy', related: 'relatedBy', requires: 'requiredBy' };
+
+/** An in-memory "database" holding one provider, with the adapter contract on top. */
+class MemoryDatabase {
+  constructor(provider, records) {
+    this.provider = provider;
+    this.records = records;
+    this.revision = 1;
+    this.tamper = {};
+  }
+
+  streams() {
+    const out = Object.fromEntries(this.records.map((r) => [r.capabilityId, Object.fromEntries(Object.entries(KINDS).flat().map((k) => [k, []]))]));
+    for (const r of this.records) {
+      for (const [forward, inverse] of Object.entries(KINDS)) {
+        for (const t of [...(r[forward] ?? [])].sort()) {
+          out[r.capabilityId][forward].push(t);
+          out[t][inverse].push(r.capabilityId);
+        }
+      }
+    }
+    return out;
+  }
+
+  adapter() {
+    const db = this;
+    return {
+      id: 'memory-db',
+      async openView(providerId) {
+        if (db.tamper.openView) throw db.tamper.openView;
+        db.asked = providerId;
+        const sorted = [...db.records].sort((a, b) => (a.capabilityId < b.capabilityId ? -1 : 1));
+        const rows = db.tamper.unsorted ? [...sorted].reverse() : sorted;
+        const streams = db.streams();
+        if (db.tamper.stream) streams[rows[0].capabilityId].children.push('ghost');
+        const page = (list, { limit, cursor }) => {
+          const start = cursor ? Number(cursor) : 0;
+          const next = start + limit < list.length ? String(start + limit) : undefined;
+          return { items: list.slice(start, start + limit), ...(next ? { nextCursor: db.tamper.stuckCursor ? cursor ?? '0' : next } : {}) };
+        };
+        return {
+          provider: db.provider,
+          sourceRevision: `rev-${db.revision}`,
+          knowledgeRootDir: seedRoot,
+          scanCapabilities: async ({ limit, maxBytes, cursor }) => {
+            assert.ok(limit > 0 && maxBytes > 0);
+            return page(rows, { limit: db.tamper.pageSize ?? limit, cursor });
+          },
+          neighbors: async (id, kind, options) => page(streams[id][kind], options),
+          close: async () => {
+            db.closed = (db.closed ?? 0) + 1;
+          },
+        };
+      },
+    };
+  }
+}
+
+function seedDatabase() {
+  const provider = JSON.parse(readFileSync(path.join(seedRoot, 'provider.json'), 'utf8'));
+  const dir = path.join(seedRoot, 'capabilities');
+  const records = readdirSync(dir).map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')));
+  return new MemoryDatabase(provider, records);
+}
+
+const source = (db) => ({ providerId: 'seed.http', authority: { kind: 'database', adapter: db.adapter() } });
+
+test('a database provider serves the same revision as its files and reads documents from its root', async () => {
+  const db = seedDatabase();
+  db.tamper.pageSize = 2; // several scan pages
+  const fromDb = await CapabilityGraph.open({ providers: [source(db)] });
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const [a] = (await fromDb.listProviders()).items;
+  const [b] = (await fromFiles.listProviders()).items;
+  assert.equal(a.authorityKind, 'database');
+  assert.equal(a.staticRevision, b.staticRevision, 'same definitions, same revision, whatever the source');
+  assert.deepEqual((await fromDb.resolveSelection({ selected: ['seed.http::route.validation'] })).added, [{ providerId: 'seed.http', capabilityId: 'schema.request' }]);
+  const read = await fromDb.readDocuments({ selected: ['seed.http::route.validation'] });
+  assert.equal(read.results[0].value.knowledgeId, 'D-02');
+  assert.ok(db.closed >= 1, 'the view is closed after the read');
+  await fromDb.close();
+  await fromFiles.close();
+});
+
+test('an inconsistent or failing database never becomes a snapshot', async () => {
+  for (const [tamper, code] of [
+    [{ unsorted: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
+    [{ stream: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
+    [{ stuckCursor: true, pageSize: 2 }, 'CG_ADAPTER_CONTRACT_INVALID'],
+    [{ openView: new Error('connection refused to db at /var/run/secret.sock') }, 'CG_CONFIG_INVALID'],
+  ]) {
+    const db = seedDatabase();
+    db.tamper = tamper;
+    const e = await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), code, 'load', code === 'CG_CONFIG_INVALID' ? 'check_config' : 'contact_admin');
+    assert.ok(!JSON.stringify(e).includes('secret'), JSON.stringify(tamper));
+  }
+  const db = seedDatabase();
+  db.records.push({ capabilityId: 'broken', name: ' ', description: 'd', whenToUse: 'w' });
+  await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), 'CG_DEFINITION_INVALID', 'load', 'fix_input', { capabilityId: 'broken', reason: 'nonempty_string_required' });
+  const other = seedDatabase();
+  other.provider = { ...other.provider, providerId: 'someone.else' };
+  await rejectsWith(CapabilityGraph.open({ providers: [source(other)] }), 'CG_DEFINITION_INVALID', 'load', 'fix_input', { reason: 'provider_id_mismatch' });
+  assert.equal(other.asked, 'seed.http');
+});
+
+test('hosts sharing one database each pick up a committed change on reload', async () => {
+  const db = seedDatabase();
+  const hostA = await CapabilityGraph.open({ providers: [source(db)] });
+  const hostB = await CapabilityGraph.open({ providers: [source(db)] });
+  const before = (await hostA.listProviders()).items[0].staticRevision;
+  db.records.find((r) => r.capabilityId === 'route').name = 'Routing (edited)';
+  db.revision += 1;
+  const report = await hostA.reload();
+  assert.equal(report.ok, true);
+  assert.notEqual(report.providers[0].staticRevision, before);
+  assert.equal((await hostA.getCapabilities(['seed.http::route'])).results[0].value.name, 'Routing (edited)');
+  assert.equal((await hostB.getCapabilities(['seed.http::route'])).results[0].value.name, 'Routing', 'B keeps its snapshot until it reloads');
+  assert.equal((await hostB.reload({ providerId: 'seed.http' })).providers[0].staticRevision, report.providers[0].staticRevision);
+  // A failing database leaves the last good snapshot in service.
+  db.tamper.openView = new Error('down');
+  const failed = await hostA.reload();
+  assert.equal(failed.ok, false);
+  assert.equal(failed.providers[0].error.code, 'CG_CONFIG_INVALID');
+  assert.equal(failed.providers[0].error.phase, 'load');
+  assert.equal((await hostA.listCatalog()).meta.refreshFailed, true);
+  await hostA.close();
+  await hostB.close();
+});
