@@ -200,3 +200,52 @@ test('queryRuntime needs a context, one provider and an adapter', async () => {
   assert.equal((await graph.queryRuntime({ project: 'p', environment: 'e', requestProviderScope: ['seed.http'] })).meta.completeness, 'complete');
   await graph.close();
 });
+
+test('queryKnowledge answers what it can without a retriever, and never calls one with nothing to search', async () => {
+  const calls = [];
+  const empty = { kind: 'collection', knowledgeId: 'EMPTY', members: [] };
+  const open = (extra = {}) =>
+    CapabilityGraph.open({ providers: [seedSource(), inline('acme', [cap('e', { knowledge: [empty] }), cap('bare')])], ...extra });
+  const graph = await open();
+  const q = (query) => graph.queryKnowledge({ text: 'how are routes declared', ...query });
+
+  // Targets exist (ROUTING's two members): a retriever is needed.
+  await rejectsWith(q({ selected: ['seed.http::route'] }), 'CG_RETRIEVER_UNCONFIGURED', 'query', 'check_config');
+  // Filters leave nothing: an honest empty answer, no retriever needed, no index status.
+  const filtered = await q({ selected: ['seed.http::route'], roles: ['reference'] });
+  assert.deepEqual([filtered.items, filtered.knowledgeState, filtered.indexStatus, filtered.meta.completeness], [[], 'filtered_empty', undefined, 'complete']);
+  const unknown = await q({ selected: ['seed.http::route.http'], knowledgeIds: ['D-99'] });
+  assert.equal(unknown.knowledgeState, 'filtered_empty');
+  assert.equal(unknown.meta.completeness, 'partial');
+  assert.deepEqual(unknown.meta.warnings.map((w) => [w.code, w.details.knowledgeId]), [['CG_DOCUMENT_NOT_FOUND', 'D-99']]);
+  assert.equal((await q({ selected: ['acme::e'] })).knowledgeState, 'empty_collection');
+  assert.equal((await q({ selected: ['acme::e'], locales: ['en'] })).knowledgeState, 'filtered_empty');
+
+  // Capabilities without knowledge: a warning each, or the whole query when none has any.
+  const some = await q({ selected: ['acme::bare', 'acme::e'] });
+  assert.deepEqual(some.meta.warnings.map((w) => [w.code, w.details.qualifiedId]), [['CG_KNOWLEDGE_NOT_ASSOCIATED', 'acme::bare']]);
+  await rejectsWith(q({ selected: ['acme::bare', 'seed.http::request'] }), 'CG_KNOWLEDGE_NOT_ASSOCIATED', 'query', 'fix_input', { retrieval: 'CG_RETRIEVER_UNCONFIGURED' });
+
+  // Selected capabilities that do not resolve: warnings, or the whole query when none does.
+  const partly = await q({ selected: ['acme::missing', 'acme::e'] });
+  assert.deepEqual(partly.meta.warnings.map((w) => [w.code, w.details.selectedIndex]), [['CG_CAPABILITY_NOT_FOUND', 0]]);
+  await rejectsWith(q({ selected: ['acme::missing', 'acme::gone'] }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
+  const mixed = await q({ selected: ['acme::missing', 'nope::x'] }).catch((e) => e);
+  assert.equal(mixed.code, 'CG_PARTIAL_ITEM');
+  assert.deepEqual(mixed.details.failures.map((f) => [f.inputIndex, f.code]), [[0, 'CG_CAPABILITY_NOT_FOUND'], [1, 'CG_PROVIDER_NOT_FOUND']]);
+  assert.deepEqual([mixed.details.failureCount, mixed.details.omittedFailureCount], [2, 0]);
+
+  // Input checks come first.
+  await rejectsWith(q({ text: '  ', selected: ['acme::e'] }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  await rejectsWith(q({ selected: [] }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  await rejectsWith(q({ selected: ['acme::e'], knowledgeIds: [] }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  await rejectsWith(q({ selected: ['acme::e'], roles: ['no spaces allowed'] }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  await rejectsWith(q({ selected: ['acme::e'], limit: 0 }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  await graph.close();
+
+  const limited = await open({ budgets: { queryKnowledge: { maxTargets: 1 } }, knowledgeRetriever: { id: 'k', retrieve: (i) => (calls.push(i), { hits: [] }) } });
+  await rejectsWith(limited.queryKnowledge({ text: 'x', selected: ['seed.http::route'] }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { budget: 'queryKnowledge.maxTargets' });
+  assert.equal((await limited.queryKnowledge({ text: 'x', selected: ['acme::e'] })).knowledgeState, 'empty_collection');
+  await limited.close();
+  assert.equal(calls.length, 0);
+});

@@ -258,7 +258,6 @@ const UNARY_VERBS = [
   'listSpecificationDocuments',
   'listKnowledgeMembers',
   'resolveSelection',
-  'queryKnowledge',
 ];
 /** Body reads: one query object, run off the JS thread. */
 const READ_VERBS = ['readDocuments', 'readSpecification', 'readDocumentPage', 'readSpecificationPage'];
@@ -407,7 +406,7 @@ BoundProviderGraph.prototype.match = async function (query) {
   return runHosted(graphOf(this), 'match', query, this.providerId);
 };
 // Verbs served by the host's retrievers and runtime adapters.
-for (const verb of ['retrieveCapabilities', 'queryRuntime']) {
+for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
   CapabilityGraph.prototype[verb] = async function (query) {
     return runHosted(this, verb, query);
   };

@@ -10,7 +10,8 @@ use crate::matching::{self, lexical_options, Executor};
 use crate::query::args::{invalid, Args};
 use crate::query::backends::{self, Backends};
 use crate::query::{
-    catalog, details, maintenance, members, neighbors, providers, reads, resolve, selection, Call,
+    catalog, details, knowledge_search, maintenance, members, neighbors, providers, reads, resolve,
+    selection, Call,
 };
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
@@ -142,7 +143,6 @@ impl Engine {
             "getNeighbors" => neighbors::get_neighbors,
             "listKnowledgeMembers" => members::list_knowledge_members,
             "resolveSelection" => selection::resolve_selection,
-            "queryKnowledge" => backends::query_knowledge,
             "export" => maintenance::export,
             "checkDocuments" => maintenance::check_documents,
             _ => return Err(invalid("verb", "a query verb")),
@@ -180,7 +180,7 @@ impl Engine {
     }
 
     /// A verb that may need a host component (`match`, `retrieveCapabilities`,
-    /// `queryRuntime`): answered at once, or prepared for the component. `match` errors take
+    /// `queryKnowledge`, `queryRuntime`): answered at once, or prepared for the component. `match` errors take
     /// phase `match`, the others `query` (but `CG_GRAPH_CLOSED`).
     pub fn start(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<Started> {
         let call = self.call(bound);
@@ -193,6 +193,9 @@ impl Engine {
                 .map_err(|e| e.in_verb(Phase::Query)),
             "queryRuntime" => call
                 .and_then(|call| backends::runtime_start(&call, args))
+                .map_err(|e| e.in_verb(Phase::Query)),
+            "queryKnowledge" => call
+                .and_then(|call| knowledge_search::knowledge_start(&call, args))
                 .map_err(|e| e.in_verb(Phase::Query)),
             _ => Err(invalid("verb", "a verb served by a host component")),
         }

@@ -1,8 +1,8 @@
-//! The verbs served by optional host backends: `retrieveCapabilities` and `queryKnowledge`
-//! (retrievers) and `queryRuntime` (runtime adapters). Their arguments are checked here; without
-//! the backend they answer its configuration code, never an empty result.
+//! The verbs served by optional host backends: `retrieveCapabilities` (a capability retriever)
+//! and `queryRuntime` (runtime adapters). Their arguments are checked here; without the backend
+//! they answer its configuration code, never an empty result.
 
-use super::args::{capability_ref, clamped_integer, invalid, target_list, Args};
+use super::args::{capability_ref, clamped_integer, invalid, Args};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
@@ -21,11 +21,6 @@ pub struct Backends {
     pub knowledge_retriever: bool,
     /// Providers with a runtime adapter.
     pub runtime: Vec<String>,
-}
-
-/// The backend exists but the engine does not call it yet: reported, never faked.
-fn not_served(code: Code) -> GraphError {
-    GraphError::new(code).detail("reason", "backend_not_served_yet")
 }
 
 fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str> {
@@ -208,41 +203,6 @@ impl HostCall for Retrieval {
     fn fail(&self, code: Option<&str>, _next_action: Option<&str>) -> GraphError {
         project_component_error(Component::CapabilityRetriever, code, Phase::Query)
     }
-}
-
-pub fn query_knowledge(call: &Call, json: &str) -> Result<String> {
-    let keys = [
-        "text",
-        "selected",
-        "knowledgeIds",
-        "roles",
-        "locales",
-        "limit",
-        "requestProviderScope",
-        "requiredStaticRevision",
-        "requiredStaticRevisionByProvider",
-    ];
-    let args = Args::parse(json, &keys)?;
-    text(&args, "text")?;
-    let budget = &call.budgets.query_knowledge;
-    let selected = target_list(&args, "selected", budget.max_selected)?;
-    let refs = selected
-        .iter()
-        .enumerate()
-        .map(|(i, v)| capability_ref(v, &format!("selected[{i}]"), call.bound))
-        .collect::<Result<Vec<_>>>()?;
-    if let Some(v) = args.get("limit")? {
-        clamped_integer(v, "limit", 1, budget.max_hits)?;
-    }
-    super::reads::Filters::parse(&args, budget.max_filter_values_per_dimension)?;
-    let view = call.view(&args, Some(refs.iter().map(|r| r.0)))?;
-    for (p, c) in refs {
-        call.locate(&view, p, c)?;
-    }
-    if !call.backends.knowledge_retriever {
-        return Err(GraphError::new(Code::RetrieverUnconfigured));
-    }
-    Err(not_served(Code::RetrieverUnavailable))
 }
 
 /// `queryRuntime`: the provider's runtime adapter observes running instances; the engine

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 /// Values of one filter dimension (`knowledgeIds`, `roles`, `locales`); `None` when absent.
 pub(super) struct Filters {
-    knowledge_ids: Option<Vec<String>>,
+    pub(super) knowledge_ids: Option<Vec<String>>,
     roles: Option<Vec<String>>,
     locales: Option<Vec<String>>,
 }
@@ -62,8 +62,13 @@ impl Filters {
         })
     }
 
+    /// No dimension given at all.
+    pub(super) fn is_empty(&self) -> bool {
+        self.knowledge_ids.is_none() && self.roles.is_none() && self.locales.is_none()
+    }
+
     /// Roles and locales: any value within a dimension, every dimension given.
-    fn keeps(&self, d: &DocumentRef) -> bool {
+    pub(super) fn keeps(&self, d: &DocumentRef) -> bool {
         self.roles.as_ref().is_none_or(|r| r.contains(&d.role))
             && self
                 .locales
@@ -71,7 +76,7 @@ impl Filters {
                 .is_none_or(|l| d.locale.as_ref().is_some_and(|x| l.contains(x)))
     }
 
-    fn names(&self, id: &str) -> bool {
+    pub(super) fn names(&self, id: &str) -> bool {
         self.knowledge_ids
             .as_ref()
             .is_some_and(|k| k.iter().any(|x| x == id))
