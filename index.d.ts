@@ -187,9 +187,10 @@ export interface FileProviderSource {
   knowledgeRoots?: Record<string, KnowledgeRootSpec>;
 }
 
+/** A provider read whole from a database at open and at every reload (see `DatabaseAuthorityAdapter`). */
 export interface DatabaseProviderSource {
   providerId: string;
-  authority: { kind: 'database'; adapter: { id: string; openView(providerId: string): unknown } };
+  authority: { kind: 'database'; adapter: DatabaseAuthorityAdapter };
   knowledgeRoots?: Record<string, KnowledgeRootSpec>;
 }
 
@@ -213,6 +214,12 @@ export interface OpenConfig {
   readers?: KnowledgeReader[];
   /** Who answers `match`; without one `match` rejects CG_MODEL_NOT_CONFIGURED. */
   executor?: ModelExecutor | LexicalExecutor;
+  /** Who answers `retrieveCapabilities`; without one it rejects CG_RETRIEVER_UNCONFIGURED. */
+  capabilityRetriever?: CapabilityRetriever;
+  /** Who will answer `queryKnowledge`; without one it rejects CG_RETRIEVER_UNCONFIGURED. */
+  knowledgeRetriever?: KnowledgeRetriever;
+  /** At most one per provider; `queryRuntime` on a provider without one rejects CG_RUNTIME_DISABLED. */
+  runtimeAdapters?: RuntimeAdapter[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -644,6 +651,310 @@ export interface LexicalExecutor {
   readonly options: { readonly minScore: number };
 }
 
+// --- Capability retrieval ------------------------------------------------------------------------
+
+export interface RetrieveCapabilitiesQuery extends ScopedQuery {
+  /** Non-blank. */
+  text: string;
+  /** Default and maximum `budgets.retrieveCapabilities.maxCandidates` (20); larger values are clamped. */
+  limit?: number;
+}
+
+export interface CapabilityCandidate {
+  id: CapabilityId;
+  qualifiedId: string;
+  /** The retriever's score, passed on as given (never normalised, never used to re-sort). */
+  score?: number;
+  /** The candidate's 1-based position in the retriever's answer; rejected candidates leave gaps. */
+  rank: number;
+}
+
+export interface RetrieveCapabilitiesPage {
+  /** In the retriever's order; only existing, in-scope capabilities at the served revision. */
+  items: CapabilityCandidate[];
+  /** `partial` with one warning (`details.adapterIndex`) per rejected candidate. */
+  meta: ResultMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
+}
+
+/** What a capability retriever receives (a fresh plain object per call). */
+export interface CapabilityRetrievalRequest {
+  text: string;
+  /** The call's effective scope, sorted. */
+  providerIds: string[];
+  /** The revision the call serves for each provider in scope. */
+  staticRevisionByProvider: Record<string, string>;
+  limit: number;
+}
+
+export interface CapabilityRetrievalOutput {
+  /** At most `limit`, best first. */
+  candidates: Array<{
+    /** Qualified ID or `{ providerId, capabilityId }`, also on a bound facade. */
+    id: CapabilityRef;
+    /** A finite number. */
+    score?: number;
+    /** The revision the retriever's index was built from; another than the served one is stale. */
+    sourceStaticRevision: string;
+  }>;
+}
+
+/** A host search over capabilities (`capabilityRetriever`). It can only name capabilities that
+ *  exist: every candidate is checked. Throw a value with a string `code` to report a failure; a
+ *  few codes pass through, everything else becomes CG_RETRIEVER_UNAVAILABLE. No deadline is set. */
+export interface CapabilityRetriever {
+  id: string;
+  /** `options.signal` is aborted when `close()` settles the pending call. */
+  retrieve(request: CapabilityRetrievalRequest, options: { signal: AbortSignal }): CapabilityRetrievalOutput | Promise<CapabilityRetrievalOutput>;
+}
+
+// --- Knowledge retrieval -------------------------------------------------------------------------
+
+export interface QueryKnowledgeQuery extends ScopedQuery, DocumentFilters {
+  /** Non-blank. */
+  text: string;
+  /** 1–32 capabilities (`budgets.queryKnowledge.maxSelected`) whose documents are searched. */
+  selected: CapabilityRef[];
+  /** Default and maximum `budgets.queryKnowledge.maxHits` (8). */
+  limit?: number;
+}
+
+/** A snippet a knowledge retriever found: byte offsets (UTF-8, end exclusive) into the document. */
+export interface KnowledgeHit {
+  id: CapabilityId;
+  knowledgeId: string;
+  contentId: string;
+  source: string;
+  startOffset: number;
+  endOffset: number;
+  snippet: string;
+  score?: number;
+}
+
+/** A checked hit, with the document's metadata from the capability's knowledge mapping. */
+export interface KnowledgeResultHit extends KnowledgeHit {
+  role: string;
+  locale?: string;
+  title?: string;
+  summary?: string;
+  canonicalUrl?: string;
+}
+
+export interface QueryKnowledgePage {
+  items: KnowledgeResultHit[];
+  knowledgeState: 'searched' | 'empty_collection' | 'filtered_empty';
+  /** When the retriever was asked: the evidence its index was checked against. */
+  indexStatus?: { mappingRevision: string; observedAt: string; freshness: 'current'; validatedDocuments: number };
+  meta: ResultMeta & {
+    budgets: Budgets;
+    view: { capabilities: ViewEntry[]; knowledge: Array<{ id: CapabilityId; knowledgeId: string; contentId: string }> };
+  };
+}
+
+/** A document a knowledge retriever may search. */
+export interface KnowledgeSearchTarget {
+  id: CapabilityId;
+  knowledgeId: string;
+  locator: Locator;
+  /** The collections that brought this document in, sorted. */
+  viaCollectionIds: string[];
+  role: string;
+  locale?: string;
+  title?: string;
+  summary?: string;
+  canonicalUrl?: string;
+}
+
+/** Proof that the retriever's index matches the sources it was asked about. */
+export interface KnowledgeIndexEvidence {
+  staticRevisionByProvider: Record<string, string>;
+  mappingRevision: string;
+  observedAt: string;
+  freshness: 'current' | 'stale' | 'unknown';
+  sourceConfigRevision: string;
+  indexedConfigRevision: string;
+  documents: Array<{ id: CapabilityId; knowledgeId: string; sourceContentId: string; indexedContentId: string }>;
+}
+
+/** Reads of the call's targets through the engine, valid only while `retrieve` runs. */
+export interface KnowledgeRetrievalAccess {
+  read(
+    target: { id: CapabilityId; knowledgeId: string },
+    budget: { maxBytes: number },
+  ): Promise<{ bytes: Uint8Array; contentType: string; contentId: string; source: string }>;
+  scan?(
+    target: { id: CapabilityId; knowledgeId: string },
+    consume: (bytes: Uint8Array, startOffset: number) => void | Promise<void>,
+    options?: { chunkBytes?: number; signal?: AbortSignal },
+  ): Promise<{ contentId: string; totalBytes: number; contentType: string; source: string }>;
+}
+
+/** What a knowledge retriever receives. */
+export interface KnowledgeRetrievalRequest {
+  text: string;
+  /** Only the providers the targets belong to. */
+  staticRevisionByProvider: Record<string, string>;
+  mappingRevision: string;
+  targets: KnowledgeSearchTarget[];
+  limit: number;
+}
+
+export interface KnowledgeRetrievalOutput {
+  hits: KnowledgeHit[];
+  /** Required even with no hits: an empty answer never proves the index fresh. */
+  evidence: KnowledgeIndexEvidence;
+}
+
+/** A host search over knowledge documents (`knowledgeRetriever`). The engine does not call it yet:
+ *  `queryKnowledge` answers CG_RETRIEVER_UNAVAILABLE (`details.reason: 'backend_not_served_yet'`). */
+export interface KnowledgeRetriever {
+  id: string;
+  retrieve(request: KnowledgeRetrievalRequest, access: KnowledgeRetrievalAccess): KnowledgeRetrievalOutput | Promise<KnowledgeRetrievalOutput>;
+}
+
+// --- Runtime -------------------------------------------------------------------------------------
+
+export interface QueryRuntimeQuery extends ScopedQuery {
+  /** Non-blank; with `environment` required (CG_RUNTIME_CONTEXT_REQUIRED). */
+  project: string;
+  environment: string;
+  /** Only instances of this capability; its provider is the call's provider. */
+  instanceOf?: CapabilityRef;
+  instanceId?: string;
+  /** A `nextCursor` of the same query. */
+  cursor?: string;
+  /** Default 50, clamped to 100 (`budgets.runtime`). */
+  limit?: number;
+  /** The observation must carry this runtime revision, else CG_REVISION_MISMATCH. */
+  requiredRuntimeRevision?: string;
+}
+
+export interface RuntimeAssociation {
+  kind: string;
+  targetInstanceId?: string;
+  facts?: Record<string, unknown>;
+}
+
+/** A running instance of a capability. Its identity is (providerId, project, environment, instanceId). */
+export interface RuntimeInstance {
+  instanceId: string;
+  providerId: string;
+  project: string;
+  environment: string;
+  instanceOf: CapabilityId;
+  /** At most `budgets.runtime.maxFactsBytes` (4 KiB) as JSON. */
+  facts: Record<string, unknown>;
+  /** Runtime context only, never graph relations; at most `budgets.runtime.maxAssociationBytes` (2 KiB). */
+  associations?: RuntimeAssociation[];
+}
+
+/** The adapter's statement about what it observed; the engine checks it but never computes it. */
+export interface RuntimeObservation {
+  source: string;
+  /** ISO 8601 date-time with `Z` or an offset. */
+  observedAt: string;
+  runtimeRevision: string;
+  /** The static revision the running system was built from (not a copy of the request's). */
+  observedAgainstStaticRevision: string;
+  compatibility: 'compatible' | 'unknown' | 'refresh_required';
+  /** `empty`: no instances and no cursor; `available`: at least one instance. */
+  availability: 'available' | 'empty' | 'partial';
+  /** `stale` does not change `completeness`. */
+  freshness: 'current' | 'stale';
+  sourceIdentity?: string;
+  coverage?: string;
+  freshnessLimit?: string;
+}
+
+export interface QueryRuntimePage {
+  items: RuntimeInstance[];
+  /** As the adapter stated it, unknown fields dropped. */
+  observation: RuntimeObservation;
+  /** Bound to the query, the static revision and the observation's runtime revision. */
+  nextCursor?: string;
+  /** `partial` when instances were rejected (one warning each) or the observation is partial. */
+  meta: ResultMeta & {
+    budgets: Budgets;
+    view: {
+      capabilities: ViewEntry[];
+      runtime: {
+        runtimeRevision: string;
+        observedAgainstStaticRevision: string;
+        queriedStaticRevision: string;
+        compatibility: RuntimeObservation['compatibility'];
+      };
+    };
+  };
+}
+
+/** What a runtime adapter receives (a fresh plain object per call). */
+export interface RuntimeRequest {
+  project: string;
+  environment: string;
+  instanceOf?: CapabilityId;
+  instanceId?: string;
+  /** The static revision the call serves. */
+  currentStaticRevision: string;
+  limit: number;
+  /** The adapter's own `nextCursor` from the previous page. */
+  cursor?: string;
+}
+
+export interface RuntimeAdapterOutput {
+  /** At most `limit`; each must match the request's provider, project, environment and filters. */
+  instances: Array<Omit<RuntimeInstance, 'instanceOf'> & { instanceOf: CapabilityRef }>;
+  observation: RuntimeObservation;
+  /** Non-blank and different from the cursor received. */
+  nextCursor?: string;
+}
+
+/** Observes running instances of one provider's capabilities (`runtimeAdapters`). It must answer
+ *  within `budgets.runtime.timeoutMs` (5 s), else the call is CG_RUNTIME_UNAVAILABLE; it is not
+ *  cancelled. Throw a value with a string `code` to report a failure; a few codes pass through,
+ *  everything else becomes CG_RUNTIME_UNAVAILABLE. */
+export interface RuntimeAdapter {
+  id: string;
+  providerId: string;
+  /** `options.signal` is aborted at the deadline (`budgets.runtime.timeoutMs`) and on `close()`. */
+  query(request: RuntimeRequest, options: { signal: AbortSignal }): RuntimeAdapterOutput | Promise<RuntimeAdapterOutput>;
+}
+
+// --- Database authority --------------------------------------------------------------------------
+
+export interface DatabasePageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+export interface DatabasePage<T> {
+  items: T[];
+  /** Must advance; absent (or null) on the last page. */
+  nextCursor?: string | null;
+}
+
+/** One consistent read of a provider: every call must see the same data. */
+export interface DatabaseReadView {
+  /** `provider.json` fields; `providerId` must be the configured one. */
+  provider: Omit<InlineProviderDefinition, 'capabilities'>;
+  /** The source's own version; non-blank. */
+  sourceRevision: string;
+  /** The trusted folder for the provider's relative-file documents without a `root` alias. */
+  knowledgeRootDir?: string;
+  /** Capability definitions in strictly increasing `capabilityId` order. */
+  scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
+  /** Local capability IDs in ID order: exactly the edges the definitions declare or imply. */
+  neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string> | Promise<DatabasePage<string>>;
+  /** Called once the view was read, also after a failure. */
+  close?(): void | Promise<void>;
+}
+
+/** The authority of a database provider. The engine reads the provider whole through a view at
+ *  open and at every reload, and checks it like files plus the scan order and every relation
+ *  stream; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through. */
+export interface DatabaseAuthorityAdapter {
+  id: string;
+  openView(providerId: string): DatabaseReadView | Promise<DatabaseReadView>;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Graphs
 
@@ -673,6 +984,13 @@ export declare class CapabilityGraph {
   readSpecificationPage(query: SpecificationPageQuery): Promise<DocumentBodyPage>;
   /** Turns an intent into capabilities with the configured executor. */
   match(query: MatchQuery): Promise<MatchResult>;
+  /** Capabilities the configured retriever recalls for a text: a search, not a selection. */
+  retrieveCapabilities(query: RetrieveCapabilitiesQuery): Promise<RetrieveCapabilitiesPage>;
+  /** Checks its query; the knowledge retriever is not called yet (CG_RETRIEVER_UNCONFIGURED
+   *  without one, else CG_RETRIEVER_UNAVAILABLE with `details.reason: 'backend_not_served_yet'`). */
+  queryKnowledge(query: QueryKnowledgeQuery): Promise<QueryKnowledgePage>;
+  /** One page of running instances from one provider's runtime adapter. */
+  queryRuntime(query: QueryRuntimeQuery): Promise<QueryRuntimePage>;
   /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
   /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
@@ -699,6 +1017,9 @@ export declare class BoundProviderGraph {
   readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<DocumentBodyPage>;
   readSpecificationPage(query: Bound<Omit<SpecificationPageQuery, 'providerId'>>): Promise<DocumentBodyPage>;
   match(query: Bound<MatchQuery>): Promise<MatchResult>;
+  retrieveCapabilities(query: Bound<RetrieveCapabilitiesQuery>): Promise<RetrieveCapabilitiesPage>;
+  queryKnowledge(query: Bound<Omit<QueryKnowledgeQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<QueryKnowledgePage>;
+  queryRuntime(query: Bound<Omit<QueryRuntimeQuery, 'instanceOf'>> & { instanceOf?: BoundCapabilityRef }): Promise<QueryRuntimePage>;
 }
 
 // ---------------------------------------------------------------------------------------------

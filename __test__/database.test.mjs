@@ -45,7 +45,8 @@ class MemoryDatabase {
         const page = (list, { limit, cursor }) => {
           const start = cursor ? Number(cursor) : 0;
           const next = start + limit < list.length ? String(start + limit) : undefined;
-          return { items: list.slice(start, start + limit), ...(next ? { nextCursor: db.tamper.stuckCursor ? cursor ?? '0' : next } : {}) };
+          const nextCursor = db.tamper.stuckCursor ? cursor ?? '0' : db.tamper.cyclingCursor && start > 0 ? '0' : next;
+          return { items: list.slice(start, start + limit), ...(next ? { nextCursor } : {}) };
         };
         return {
           provider: db.provider,
@@ -53,6 +54,7 @@ class MemoryDatabase {
           knowledgeRootDir: seedRoot,
           scanCapabilities: async ({ limit, maxBytes, cursor }) => {
             assert.ok(limit > 0 && maxBytes > 0);
+            if (db.tamper.bloated) return { items: Array.from({ length: limit + 1 }, () => rows[0]) };
             return page(rows, { limit: db.tamper.pageSize ?? limit, cursor });
           },
           neighbors: async (id, kind, options) => page(streams[id][kind], options),
@@ -96,6 +98,8 @@ test('an inconsistent or failing database never becomes a snapshot', async () =>
     [{ unsorted: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
     [{ stream: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
     [{ stuckCursor: true, pageSize: 2 }, 'CG_ADAPTER_CONTRACT_INVALID'],
+    [{ cyclingCursor: true, pageSize: 2 }, 'CG_ADAPTER_CONTRACT_INVALID'],
+    [{ bloated: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
     [{ openView: new Error('connection refused to db at /var/run/secret.sock') }, 'CG_CONFIG_INVALID'],
   ]) {
     const db = seedDatabase();

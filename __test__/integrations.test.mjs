@@ -8,7 +8,7 @@ async function withRetriever(retrieve, extra = {}) {
   const calls = [];
   const graph = await CapabilityGraph.open({
     providers: [seedSource(), inline('acme', [cap('a')])],
-    capabilityRetriever: { id: 'test-retriever', retrieve: (input) => (calls.push(input), retrieve(input)) },
+    capabilityRetriever: { id: 'test-retriever', retrieve: (input, options) => (calls.push(input), retrieve(input, options)) },
     ...extra,
   });
   return { graph, calls };
@@ -199,6 +199,20 @@ test('queryRuntime needs a context, one provider and an adapter', async () => {
   await rejectsWith(graph.queryRuntime({ project: 'p', environment: 'e', instanceId: '' }), 'CG_INPUT_INVALID', 'query', 'fix_input');
   assert.equal((await graph.queryRuntime({ project: 'p', environment: 'e', requestProviderScope: ['seed.http'] })).meta.completeness, 'complete');
   await graph.close();
+  const ghost = { id: 'ghost-runtime', providerId: 'ghost', query: () => ({}) };
+  await rejectsWith(CapabilityGraph.open({ providers: [seedSource()], runtimeAdapters: [ghost] }), 'CG_CONFIG_INVALID', 'config', 'check_config', {
+    path: 'runtimeAdapters[0].providerId',
+  });
+});
+
+test('close() settles a pending component call and aborts its signal', async () => {
+  let signal;
+  const { graph } = await withRetriever((input, options) => new Promise(() => (signal = options.signal)));
+  const pending = graph.retrieveCapabilities({ text: 'x' });
+  await new Promise((r) => setImmediate(r));
+  await graph.close();
+  await rejectsWith(pending, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  assert.equal(signal.aborted, true);
 });
 
 test('queryKnowledge answers what it can without a retriever, and never calls one with nothing to search', async () => {

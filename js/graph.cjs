@@ -190,16 +190,23 @@ async function askReaders(readers, request, bodies) {
 const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
 const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
 
-/** Every page of a paged adapter call; a cursor that does not advance breaks the contract. */
+/**
+ * Every page of a paged adapter call. A page over its limit, or a cursor seen before (a loop
+ * that would never end), breaks the contract.
+ */
 async function allPages(fetch) {
   const items = [];
+  const seen = new Set();
   let cursor;
   for (;;) {
     const page = await fetch(cursor);
-    if (page === null || typeof page !== 'object' || !Array.isArray(page.items)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
+    if (page === null || typeof page !== 'object' || !Array.isArray(page.items) || page.items.length > DATABASE_PAGE.limit) {
+      throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
+    }
     items.push(...page.items);
     if (page.nextCursor === undefined || page.nextCursor === null) return items;
-    if (typeof page.nextCursor !== 'string' || page.nextCursor === cursor) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
+    if (typeof page.nextCursor !== 'string' || seen.has(page.nextCursor)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
+    seen.add(page.nextCursor);
     cursor = page.nextCursor;
   }
 }
@@ -329,10 +336,14 @@ class CapabilityGraph {
           timeoutCode: 'CG_MODEL_TIMEOUT',
         });
       }
-      if (kind === 'capabilityRetriever') return runHost(started, (request) => hosts.capabilityRetriever.retrieve(request));
-      if (kind === 'knowledgeRetriever') return runHost(started, (request) => hosts.knowledgeRetriever.retrieve(request));
+      // close() settles every pending component call; the component's signal tells it to stop.
+      const active = graph.#active;
+      if (kind === 'capabilityRetriever') {
+        return runHost(started, (request, own) => hosts.capabilityRetriever.retrieve(request, { signal: own }), { active });
+      }
+      if (kind === 'knowledgeRetriever') return runHost(started, (request) => hosts.knowledgeRetriever.retrieve(request), { active });
       const adapter = hosts.runtimeAdapters.find((a) => a.providerId === runtimeProvider);
-      return runHost(started, (request) => adapter.query(request));
+      return runHost(started, (request, own) => adapter.query(request, { signal: own }), { active });
     };
   }
 

@@ -85,6 +85,17 @@ impl Engine {
             }),
             Some(ExecutorSpec::Host(h)) => Some(Executor::Host { id: h.id }),
         };
+        // A provider's ID may come from its definitions, so adapters are matched after loading.
+        if let Some(i) = config
+            .runtime_adapters
+            .iter()
+            .position(|(p, _)| !providers.contains_key(p))
+        {
+            return Err(GraphError::new(Code::ConfigInvalid)
+                .with_phase(Phase::Config)
+                .detail("path", format!("runtimeAdapters[{i}].providerId"))
+                .detail("expected", "configured provider"));
+        }
         let backends = Backends {
             capability_retriever: config.capability_retriever.is_some(),
             knowledge_retriever: config.knowledge_retriever.is_some(),

@@ -17,6 +17,14 @@ import {
   type ReloadResult,
   type GraphErrorJSON,
   type BoundProviderGraph,
+  type CapabilityRetriever,
+  type KnowledgeRetriever,
+  type RuntimeAdapter,
+  type RuntimeObservation,
+  type DatabaseAuthorityAdapter,
+  type RetrieveCapabilitiesPage,
+  type QueryRuntimePage,
+  type QueryKnowledgePage,
 } from '@devcodex/capability-graph';
 
 async function main(): Promise<void> {
@@ -138,3 +146,114 @@ async function codex(): Promise<void> {
   codexExecutor({ env: { A: 1 } });
 }
 void codex;
+
+async function integrations(): Promise<void> {
+  const retriever: CapabilityRetriever = {
+    id: 'index',
+    retrieve: async ({ providerIds, staticRevisionByProvider, limit }) => ({
+      candidates: providerIds.slice(0, limit).map((p) => ({ id: `${p}::route`, score: 0.5, sourceStaticRevision: staticRevisionByProvider[p] })),
+    }),
+  };
+  const observation: RuntimeObservation = {
+    source: 'registry',
+    observedAt: '2026-11-30T12:00:00Z',
+    runtimeRevision: 'r:1',
+    observedAgainstStaticRevision: 's:0000000000000000',
+    compatibility: 'unknown',
+    availability: 'available',
+    freshness: 'current',
+  };
+  const runtime: RuntimeAdapter = {
+    id: 'routes',
+    providerId: 'seed.http',
+    query: (req) => ({
+      instances: [{ instanceId: 'GET /', providerId: 'seed.http', project: req.project, environment: req.environment, instanceOf: 'seed.http::route.http', facts: { method: 'GET' } }],
+      observation,
+      nextCursor: req.cursor === undefined ? '1' : undefined,
+    }),
+  };
+  const knowledge: KnowledgeRetriever = {
+    id: 'docs',
+    retrieve: async (req, access) => {
+      const read = await access.read({ id: req.targets[0].id, knowledgeId: req.targets[0].knowledgeId }, { maxBytes: 1024 });
+      return {
+        hits: [],
+        evidence: {
+          staticRevisionByProvider: req.staticRevisionByProvider,
+          mappingRevision: req.mappingRevision,
+          observedAt: new Date().toISOString(),
+          freshness: 'current',
+          sourceConfigRevision: 'c1',
+          indexedConfigRevision: 'c1',
+          documents: [{ id: req.targets[0].id, knowledgeId: req.targets[0].knowledgeId, sourceContentId: read.contentId, indexedContentId: read.contentId }],
+        },
+      };
+    },
+  };
+  const graph = await CapabilityGraph.open({
+    providers: [
+      { providerId: 'seed.http', authority: { kind: 'file', rootDir: '.' } },
+      {
+        providerId: 'acme.billing',
+        authority: {
+          kind: 'database',
+          adapter: {
+            id: 'memory',
+            openView: async (providerId) => ({
+              provider: { providerId, name: 'Billing', version: '1' },
+              sourceRevision: 'v1',
+              knowledgeRootDir: '.',
+              scanCapabilities: async ({ limit, maxBytes, cursor }) => ({ items: [{ capabilityId: 'invoice', name: 'Invoice', description: `${limit} ${maxBytes}`, whenToUse: 'w' }], nextCursor: cursor ? null : undefined }),
+              neighbors: (capabilityId, kind, { limit }) => ({ items: kind === 'requires' && limit > 0 ? [] : [capabilityId].slice(1) }),
+              close: async () => {},
+            }),
+          },
+        },
+      },
+    ],
+    capabilityRetriever: retriever,
+    knowledgeRetriever: knowledge,
+    runtimeAdapters: [runtime],
+  });
+  const found: RetrieveCapabilitiesPage = await graph.retrieveCapabilities({ text: 'routing', limit: 5, requestProviderScope: ['seed.http'] });
+  const top: [string, number, number | undefined] = [found.items[0].qualifiedId, found.items[0].rank, found.items[0].score];
+  void [top, found.meta.warnings[0]?.details?.adapterIndex, found.meta.view.capabilities];
+  let page: QueryRuntimePage = await graph.queryRuntime({ project: 'shop', environment: 'staging', instanceOf: 'seed.http::route.http' });
+  if (page.nextCursor) page = await graph.queryRuntime({ project: 'shop', environment: 'staging', instanceOf: 'seed.http::route.http', cursor: page.nextCursor, requiredRuntimeRevision: page.observation.runtimeRevision });
+  const compat: 'compatible' | 'unknown' | 'refresh_required' = page.meta.view.runtime.compatibility;
+  void [compat, page.items[0].instanceOf.capabilityId, page.items[0].facts, page.items[0].associations?.[0].kind];
+  try {
+    const hits: QueryKnowledgePage = await graph.queryKnowledge({ text: 'body schema', selected: ['seed.http::route.validation'], roles: ['guide'] });
+    void [hits.knowledgeState, hits.items[0]?.snippet, hits.indexStatus?.mappingRevision];
+  } catch (e) {
+    if (e instanceof GraphError && e.code === 'CG_RETRIEVER_UNAVAILABLE') void e.details?.reason;
+  }
+  const bound = graph.forProvider('seed.http');
+  await bound.retrieveCapabilities({ text: 'routing' });
+  await bound.queryRuntime({ project: 'shop', environment: 'staging', instanceOf: { capabilityId: 'route.http' } });
+  await bound.queryKnowledge({ text: 'x', selected: ['route.validation'] });
+  const db: DatabaseAuthorityAdapter = {
+    id: 'db',
+    openView: (providerId) => ({
+      provider: { providerId, name: 'P', version: '1' },
+      sourceRevision: 'v1',
+      scanCapabilities: () => ({ items: [] }),
+      neighbors: () => ({ items: [] }),
+    }),
+  };
+  await CapabilityGraph.open({ providers: [{ providerId: 'p', authority: { kind: 'database', adapter: db } }] });
+  // @ts-expect-error runtime queries need an environment
+  await graph.queryRuntime({ project: 'shop' });
+  // @ts-expect-error a bound facade takes no request scope
+  await bound.queryRuntime({ project: 'shop', environment: 'staging', requestProviderScope: ['seed.http'] });
+  // @ts-expect-error queryKnowledge needs a selection
+  await graph.queryKnowledge({ text: 'x' });
+  // @ts-expect-error a candidate states the revision its index was built from
+  const stale: CapabilityRetriever = { id: 'r', retrieve: () => ({ candidates: [{ id: 'a::b' }] }) };
+  // @ts-expect-error relation streams list capability IDs
+  const streams: DatabaseAuthorityAdapter['openView'] = () => ({ provider: { providerId: 'p', name: 'P', version: '1' }, sourceRevision: 'v', scanCapabilities: () => ({ items: [] }), neighbors: () => ({ items: [{ capabilityId: 'x' }] }) });
+  // @ts-expect-error a runtime adapter names its provider
+  await CapabilityGraph.open({ providers: [], runtimeAdapters: [{ id: 'r', query: () => ({ instances: [], observation }) }] });
+  void [stale, streams];
+}
+void integrations;
