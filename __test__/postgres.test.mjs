@@ -1,0 +1,242 @@
+// The PostgreSQL database authority (examples/postgres-authority) against a real server: a
+// throwaway cluster, two hosts sharing one database, a committed change picked up on reload.
+// Skipped when no PostgreSQL server binaries are installed; CG_REQUIRE_POSTGRES=1 makes that a
+// failure instead (CI installs them).
+import test, { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, chownSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { CapabilityGraph } from '@devcodex/capability-graph';
+import { postgresAuthority, publish } from '../examples/postgres-authority/adapter.mjs';
+import { repoRoot, seedRoot, seedSource } from './helpers.mjs';
+
+const schemaSql = readFileSync(path.join(repoRoot, 'examples', 'postgres-authority', 'schema.sql'), 'utf8');
+
+/** The server's bin folder: pg_config's, else the newest Debian/Ubuntu install. */
+function findBindir() {
+  const candidates = [];
+  try {
+    candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', timeout: 5_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  } catch {
+    // no pg_config on PATH
+  }
+  if (existsSync('/usr/lib/postgresql')) {
+    for (const v of readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))) candidates.push(`/usr/lib/postgresql/${v}/bin`);
+  }
+  return candidates.find((d) => existsSync(path.join(d, 'initdb')) && existsSync(path.join(d, 'pg_ctl')));
+}
+
+// initdb and postgres refuse to run as root, so as root the server runs as the `postgres` user
+// the distribution's package creates.
+const asRoot = process.getuid?.() === 0;
+const bindir = findBindir();
+let skip = false;
+if (!bindir) skip = 'no PostgreSQL server binaries (initdb, pg_ctl) found: apt-get install postgresql';
+else if (asRoot) {
+  try {
+    execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore', timeout: 5_000 });
+  } catch {
+    skip = 'running as root and there is no `postgres` user to run the server as';
+  }
+}
+if (skip && process.env.CG_REQUIRE_POSTGRES === '1') throw new Error(`CG_REQUIRE_POSTGRES=1 but ${skip}`);
+
+const server = { dir: null, started: false, pools: [] };
+const asServer = (tool, args) => (asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bindir, tool), ...args]] : [path.join(bindir, tool), args]);
+const runServerTool = (tool, args) => promisify(execFile)(...asServer(tool, args), { cwd: server.dir, timeout: 20_000 });
+
+/** Stops the server and removes its folder; synchronous so it also works from an exit handler. */
+function teardown() {
+  if (server.started) {
+    try {
+      execFileSync(...asServer('pg_ctl', ['stop', '-D', path.join(server.dir, 'data'), '-m', 'fast', '-w', '-t', '15']), { cwd: server.dir, stdio: 'ignore', timeout: 20_000 });
+    } catch {
+      // pg_ctl gave up: end the postmaster we started, by its own PID.
+      try {
+        process.kill(Number(readFileSync(path.join(server.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    server.started = false;
+  }
+  if (server.dir) rmSync(server.dir, { recursive: true, force: true });
+  server.dir = null;
+}
+// A timed-out or interrupted run must not leave a server behind either.
+process.once('exit', teardown);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    teardown();
+    process.exit(128 + constants.signals[signal]);
+  });
+}
+
+const pool = (database = 'cg') => {
+  // Socket only: the cluster listens on no TCP port at all.
+  const p = new pg.Pool({ host: server.dir, user: 'postgres', database, max: 2, connectionTimeoutMillis: 5_000 });
+  p.on('error', () => {}); // an idle client dropped by the server stop is not a test failure
+  server.pools.push(p);
+  return p;
+};
+
+before(
+  async () => {
+    if (skip) return;
+    server.dir = mkdtempSync(path.join(tmpdir(), 'cg-pg-'));
+    if (asRoot) {
+      const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })));
+      chownSync(server.dir, uid, gid);
+    }
+    const data = path.join(server.dir, 'data');
+    await runServerTool('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    writeFileSync(
+      path.join(data, 'postgresql.conf'),
+      `${readFileSync(path.join(data, 'postgresql.conf'), 'utf8')}\nlisten_addresses = ''\nunix_socket_directories = '${server.dir}'\nfsync = off\n`,
+    );
+    server.started = true; // from here on teardown stops it, even if the start times out
+    await runServerTool('pg_ctl', ['start', '-D', data, '-w', '-t', '20', '-l', path.join(server.dir, 'server.log')]);
+    const admin = pool('postgres');
+    // The test database sorts by a language collation where it can (ICU, PostgreSQL 15+), so
+    // the schema's COLLATE "C" is what keeps IDs in the engine's byte order.
+    try {
+      await admin.query(`CREATE DATABASE cg TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
+    } catch {
+      await admin.query('CREATE DATABASE cg');
+    }
+    await pool().query(schemaSql);
+  },
+  { timeout: 30_000 },
+);
+
+after(
+  async () => {
+    await Promise.all(server.pools.map((p) => p.end().catch(() => {})));
+    teardown();
+  },
+  { timeout: 30_000 },
+);
+
+const seedFromDatabase = (db) => ({ providerId: 'seed.http', authority: { kind: 'database', adapter: postgresAuthority(db, { knowledgeRootDir: seedRoot }) } });
+const revisionOf = async (graph) => (await graph.listProviders()).items[0].staticRevision;
+const nameOf = async (graph, id) => (await graph.getCapabilities([`seed.http::${id}`])).results[0].value.name;
+
+/** A copy of the seed provider with `route` renamed and a `route_grpc` child added (removed with the server's folder). */
+function changedSeed() {
+  const dir = mkdtempSync(path.join(server.dir, 'seed-'));
+  cpSync(seedRoot, dir, { recursive: true });
+  const routeFile = path.join(dir, 'capabilities', 'route.json');
+  writeFileSync(routeFile, JSON.stringify({ ...JSON.parse(readFileSync(routeFile, 'utf8')), name: 'Routing (edited)' }));
+  // '_' sorts before '.' in a language collation but after it in byte order.
+  const grpc = { capabilityId: 'route_grpc', name: 'gRPC routes', description: 'Bind a gRPC method to a handler.', whenToUse: 'Add a gRPC endpoint.', parents: ['route'] };
+  writeFileSync(path.join(dir, 'capabilities', 'route-grpc.json'), JSON.stringify(grpc));
+  return dir;
+}
+
+/** Every page of a view's paged call. */
+async function drain(fetch) {
+  const items = [];
+  let cursor;
+  do {
+    const page = await fetch(cursor);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
+
+test('two hosts on one database serve the seed provider exactly as its files do', { skip, timeout: 20_000 }, async () => {
+  const db = pool();
+  const published = await publish(db, seedRoot);
+  const [hostA, hostB, fromFiles] = await Promise.all([
+    CapabilityGraph.open({ providers: [seedFromDatabase(pool())] }),
+    CapabilityGraph.open({ providers: [seedFromDatabase(pool())] }),
+    CapabilityGraph.open({ providers: [seedSource()] }),
+  ]);
+  try {
+    const [row] = (await hostA.listProviders()).items;
+    assert.equal(row.authorityKind, 'database');
+    assert.equal(row.staticRevision, await revisionOf(fromFiles), 'same definitions, same revision');
+    assert.equal(await revisionOf(hostB), row.staticRevision);
+    assert.equal(published.staticRevision, row.staticRevision);
+    const selection = await hostA.resolveSelection({ selected: ['seed.http::route.validation'] });
+    assert.deepEqual(selection.added, [{ providerId: 'seed.http', capabilityId: 'schema.request' }]);
+    const read = await hostB.readDocuments({ selected: ['seed.http::route.validation'] });
+    assert.equal(read.results[0].value.knowledgeId, 'D-02');
+    assert.equal(read.results[0].value.text, readFileSync(path.join(seedRoot, 'knowledge', 'route-validation.md'), 'utf8'));
+  } finally {
+    await Promise.all([hostA.close(), hostB.close(), fromFiles.close()]);
+  }
+});
+
+test('a view pages through one snapshot while a publish commits', { skip, timeout: 20_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const changed = changedSeed();
+  const view = await postgresAuthority(db).openView('seed.http');
+  try {
+    const first = await view.scanCapabilities({ limit: 2, maxBytes: 1 << 20 });
+    assert.deepEqual(first.items.map((r) => r.capabilityId), ['request', 'route']);
+    await publish(db, changed); // commits between two pages of the open view
+    const rest = await drain((cursor) => view.scanCapabilities({ limit: 2, maxBytes: 1 << 20, cursor: cursor ?? first.nextCursor }));
+    assert.deepEqual(rest.map((r) => r.capabilityId), ['route.http', 'route.validation', 'schema.request'], 'no route_grpc: the view kept its snapshot');
+    assert.deepEqual(await drain((cursor) => view.neighbors('route', 'children', { limit: 1, cursor })), ['route.http', 'route.validation']);
+    assert.deepEqual(await drain((cursor) => view.neighbors('schema.request', 'requiredBy', { limit: 1, cursor })), ['route.validation']);
+    // A byte budget ends a page early, at a record boundary.
+    const small = await view.scanCapabilities({ limit: 100, maxBytes: 1 });
+    assert.equal(small.items.length, 1);
+    assert.equal(small.nextCursor, 'request');
+  } finally {
+    await view.close();
+  }
+  const fresh = await postgresAuthority(db).openView('seed.http');
+  try {
+    assert.notEqual(fresh.sourceRevision, view.sourceRevision);
+    assert.deepEqual(await drain((cursor) => fresh.neighbors('route', 'children', { limit: 2, cursor })), ['route.http', 'route.validation', 'route_grpc']);
+  } finally {
+    await fresh.close();
+  }
+  await assert.rejects(view.scanCapabilities({ limit: 1, maxBytes: 1 }), /view closed/);
+});
+
+test('a committed publish reaches each host on its own reload', { skip, timeout: 20_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const hostA = await CapabilityGraph.open({ providers: [seedFromDatabase(pool())] });
+  const hostB = await CapabilityGraph.open({ providers: [seedFromDatabase(pool())] });
+  const changed = changedSeed();
+  try {
+    const before = await revisionOf(hostA);
+    const published = await publish(db, changed);
+    const report = await hostA.reload();
+    assert.equal(report.ok, true, JSON.stringify(report));
+    assert.equal(report.providers[0].staticRevision, published.staticRevision);
+    assert.notEqual(published.staticRevision, before);
+    assert.equal(await nameOf(hostA, 'route'), 'Routing (edited)');
+    const { groups } = await hostA.getNeighbors('seed.http::route', { kinds: ['children'] });
+    assert.deepEqual(groups.children.items.map((n) => n.id.capabilityId), ['route.http', 'route.validation', 'route_grpc']);
+    assert.equal(await nameOf(hostB, 'route'), 'Routing', 'B serves its snapshot until it reloads');
+    assert.equal(await revisionOf(hostB), before);
+    assert.equal((await hostB.reload()).providers[0].staticRevision, published.staticRevision);
+    assert.equal(await nameOf(hostB, 'route'), 'Routing (edited)');
+
+    // Publishing the original again removes route_grpc: back to the files' revision.
+    assert.equal((await publish(db, seedRoot)).staticRevision, before);
+    assert.equal((await hostA.reload()).providers[0].staticRevision, before);
+
+    // A row written by hand that the engine refuses never replaces the served snapshot.
+    await db.query(`UPDATE cg_capabilities SET record = record || '{"requires": ["ghost"]}' WHERE capability_id = 'route';
+                    UPDATE cg_capabilities SET content_hash = cg_content_hash(record) WHERE capability_id = 'route'`);
+    const failed = await hostA.reload();
+    assert.equal(failed.ok, false);
+    assert.equal(failed.providers[0].error.code, 'CG_RELATION_INVALID');
+    assert.equal(await revisionOf(hostA), before);
+    assert.equal((await hostA.listCatalog()).meta.refreshFailed, true);
+  } finally {
+    await Promise.all([hostA.close(), hostB.close()]);
+  }
+});

@@ -1,0 +1,59 @@
+-- Capability graph definitions in PostgreSQL, read by adapter.mjs, written by publish().
+--
+-- IDs use COLLATE "C": the engine orders and compares IDs by bytes, and the adapter's scans
+-- must come back in exactly that order (a locale collation would sort '-' or '.' differently).
+
+CREATE TABLE IF NOT EXISTS cg_providers (
+  provider_id  text COLLATE "C" PRIMARY KEY,
+  record       jsonb NOT NULL,        -- provider.json: { providerId, name, version, specification? }
+  content_hash text  NOT NULL,        -- cg_content_hash(record), set by whoever writes the row
+  CHECK (record ->> 'providerId' = provider_id)
+);
+
+CREATE TABLE IF NOT EXISTS cg_capabilities (
+  provider_id   text COLLATE "C" NOT NULL REFERENCES cg_providers ON DELETE CASCADE,
+  capability_id text COLLATE "C" NOT NULL,
+  record        jsonb NOT NULL,       -- one capability definition, exactly as the engine reads it
+  content_hash  text  NOT NULL,
+  PRIMARY KEY (provider_id, capability_id),
+  CHECK (record ->> 'capabilityId' = capability_id)
+);
+
+-- sha256 of a record's jsonb text (jsonb fixes the key order), so reformatting a file changes
+-- nothing. Writers set it (convert_to is only STABLE, so it cannot be a generated column).
+CREATE OR REPLACE FUNCTION cg_content_hash(record jsonb) RETURNS text LANGUAGE sql STABLE
+  AS $$ SELECT encode(sha256(convert_to(record::text, 'UTF8')), 'hex') $$;
+
+-- The declared relations, one row per edge, so neighbours are an indexed lookup in either
+-- direction. Rows are derived from the records by the trigger below, never written by hand:
+-- the engine rejects a view whose relation streams disagree with its records.
+CREATE TABLE IF NOT EXISTS cg_relations (
+  provider_id text COLLATE "C" NOT NULL,
+  from_id     text COLLATE "C" NOT NULL,
+  kind        text NOT NULL CHECK (kind IN ('parents', 'specializes', 'related', 'requires')),
+  to_id       text COLLATE "C" NOT NULL,
+  PRIMARY KEY (provider_id, kind, from_id, to_id),
+  FOREIGN KEY (provider_id, from_id) REFERENCES cg_capabilities ON DELETE CASCADE ON UPDATE CASCADE
+  -- no foreign key on to_id: a dangling endpoint is the engine's to report, with the record's name
+);
+-- Inverse kinds (children, specializedBy, relatedBy, requiredBy) read by target.
+CREATE INDEX IF NOT EXISTS cg_relations_inverse ON cg_relations (provider_id, kind, to_id, from_id);
+
+CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM cg_relations WHERE provider_id = NEW.provider_id AND from_id = NEW.capability_id;
+  INSERT INTO cg_relations (provider_id, from_id, kind, to_id)
+  SELECT NEW.provider_id, NEW.capability_id, k.kind, t.to_id
+  FROM unnest(ARRAY['parents', 'specializes', 'related', 'requires']) AS k(kind)
+  -- A malformed field (not an array) derives no rows; the engine then rejects the record itself.
+  CROSS JOIN LATERAL jsonb_array_elements_text(
+    CASE WHEN jsonb_typeof(NEW.record -> k.kind) = 'array' THEN NEW.record -> k.kind ELSE '[]' END
+  ) AS t(to_id)
+  ON CONFLICT DO NOTHING;  -- a duplicate endpoint is likewise the engine's to reject
+  RETURN NULL;
+END $$;
+
+DROP TRIGGER IF EXISTS cg_capabilities_relations ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_relations
+  AFTER INSERT OR UPDATE OF record ON cg_capabilities
+  FOR EACH ROW EXECUTE FUNCTION cg_derive_relations();
