@@ -775,13 +775,18 @@ export interface KnowledgeIndexEvidence {
   documents: Array<{ id: CapabilityId; knowledgeId: string; sourceContentId: string; indexedContentId: string }>;
 }
 
-/** Reads of the call's targets through the engine, valid only while `retrieve` runs. */
+/** Reads of the call's targets through the engine, valid only while `retrieve` runs. A target
+ *  is `{ id, knowledgeId }` and nothing else; the content read is what the evidence and hits are
+ *  checked against. */
 export interface KnowledgeRetrievalAccess {
+  /** At most `min(budget.maxBytes, budgets.read.maxResponseBytes)` bytes. */
   read(
     target: { id: CapabilityId; knowledgeId: string },
     budget: { maxBytes: number },
   ): Promise<{ bytes: Uint8Array; contentType: string; contentId: string; source: string }>;
-  scan?(
+  /** The document (at most `budgets.read.maxBytes`) in chunks of `chunkBytes` (default and cap
+   *  `read.maxBytes`), each awaited. */
+  scan(
     target: { id: CapabilityId; knowledgeId: string },
     consume: (bytes: Uint8Array, startOffset: number) => void | Promise<void>,
     options?: { chunkBytes?: number; signal?: AbortSignal },
@@ -804,8 +809,9 @@ export interface KnowledgeRetrievalOutput {
   evidence: KnowledgeIndexEvidence;
 }
 
-/** A host search over knowledge documents (`knowledgeRetriever`). The engine does not call it yet:
- *  `queryKnowledge` answers CG_RETRIEVER_UNAVAILABLE (`details.reason: 'backend_not_served_yet'`). */
+/** A host search over knowledge documents (`knowledgeRetriever`). Its evidence must prove the
+ *  index holds exactly the targets sent, at the content the engine reads now (else
+ *  CG_INDEX_STALE / CG_REVISION_MISMATCH); a hit that is not those bytes is dropped with a warning. */
 export interface KnowledgeRetriever {
   id: string;
   retrieve(request: KnowledgeRetrievalRequest, access: KnowledgeRetrievalAccess): KnowledgeRetrievalOutput | Promise<KnowledgeRetrievalOutput>;

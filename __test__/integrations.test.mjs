@@ -1,8 +1,10 @@
 // Host backends (reference/integrations.md): the engine validates everything they return.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
-import { cap, inline, rejectsWith, seedSource } from './helpers.mjs';
+import { cap, inline, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 async function withRetriever(retrieve, extra = {}) {
   const calls = [];
@@ -262,4 +264,195 @@ test('queryKnowledge answers what it can without a retriever, and never calls on
   assert.equal((await limited.queryKnowledge({ text: 'x', selected: ['acme::e'] })).knowledgeState, 'empty_collection');
   await limited.close();
   assert.equal(calls.length, 0);
+});
+
+/** A retriever over an honest in-memory index: it reads its targets through `access`. */
+function honestRetriever(overrides = {}) {
+  const seen = [];
+  return {
+    seen,
+    retriever: {
+      id: 'memory-knowledge',
+      async retrieve(input, access) {
+        seen.push(input);
+        const documents = [];
+        const hits = [];
+        for (const t of input.targets) {
+          const read = await access.read({ id: t.id, knowledgeId: t.knowledgeId }, { maxBytes: 1 << 20 });
+          documents.push({ id: t.id, knowledgeId: t.knowledgeId, sourceContentId: read.contentId, indexedContentId: read.contentId });
+          const text = Buffer.from(read.bytes);
+          const at = text.indexOf(Buffer.from(input.text.split(' ')[0]));
+          if (at >= 0) {
+            const snippet = text.subarray(at, at + 40).toString('utf8');
+            hits.push({ id: t.id, knowledgeId: t.knowledgeId, contentId: read.contentId, source: read.source, startOffset: at, endOffset: at + Buffer.byteLength(snippet), snippet, score: 1 });
+          }
+        }
+        const evidence = {
+          staticRevisionByProvider: input.staticRevisionByProvider,
+          mappingRevision: input.mappingRevision,
+          observedAt: new Date().toISOString(),
+          freshness: 'current',
+          sourceConfigRevision: 'cfg-1',
+          indexedConfigRevision: 'cfg-1',
+          documents,
+        };
+        return overrides.answer ? overrides.answer({ hits, evidence, input, access }) : { hits, evidence };
+      },
+    },
+  };
+}
+
+test('queryKnowledge: a retriever reads its targets through the engine and every hit is checked', async () => {
+  const { retriever, seen } = honestRetriever();
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: retriever });
+  const r = await graph.queryKnowledge({ text: 'route handler', selected: ['seed.http::route'] });
+  const input = seen[0];
+  assert.deepEqual(Object.keys(input), ['text', 'staticRevisionByProvider', 'mappingRevision', 'targets', 'limit']);
+  assert.match(input.mappingRevision, /^m:[0-9a-f]{64}$/);
+  assert.deepEqual(input.targets.map((t) => [t.knowledgeId, t.viaCollectionIds, t.locator.path]), [
+    ['D-01', ['ROUTING'], 'knowledge/route-http.md'],
+    ['D-02', ['ROUTING'], 'knowledge/route-validation.md'],
+  ]);
+  assert.ok(!JSON.stringify(input).includes(seedRoot), 'no root path leaves the engine');
+  assert.equal(input.limit, 8);
+  assert.equal(r.knowledgeState, 'searched');
+  assert.equal(r.meta.completeness, 'complete');
+  assert.deepEqual(r.indexStatus.mappingRevision, input.mappingRevision);
+  assert.equal(r.indexStatus.validatedDocuments, 2);
+  assert.ok(r.items.length > 0);
+  for (const hit of r.items) {
+    assert.equal(hit.role, 'guide');
+    const body = readFileSync(path.join(seedRoot, hit.source));
+    assert.equal(body.subarray(hit.startOffset, hit.endOffset).toString('utf8'), hit.snippet);
+  }
+  assert.deepEqual(r.meta.budgets, { 'queryKnowledge.maxHits': 8, 'queryKnowledge.maxSnippetBytes': 2048, 'queryKnowledge.maxTargets': 128, 'queryKnowledge.maxTargetBytes': 131072 });
+  // The same mapping gives the same revision.
+  await graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'] });
+  assert.equal(seen[1].mappingRevision, input.mappingRevision);
+  const bound = await graph.forProvider('seed.http').queryKnowledge({ text: 'route', selected: ['route'], knowledgeIds: ['D-02'] });
+  assert.deepEqual([bound.knowledgeState, seen[2].targets.map((t) => t.knowledgeId), seen[2].mappingRevision === input.mappingRevision], ['searched', ['D-02'], false]);
+  await graph.close();
+});
+
+test('queryKnowledge: stale or foreign evidence fails the query, bad hits become warnings', async () => {
+  const run = async (answer, query = {}) => {
+    const { retriever } = honestRetriever({ answer });
+    const graph = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: retriever });
+    try {
+      return await graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'], ...query });
+    } finally {
+      await graph.close();
+    }
+  };
+  const stale = (change) => ({ hits, evidence }) => ({ hits, evidence: { ...evidence, ...change(evidence) } });
+  await rejectsWith(run(({ hits }) => ({ hits })), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(({ evidence }) => ({ hits: [], evidence: { ...evidence, freshness: 'stale' } })), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale(() => ({ mappingRevision: 'm:0' }))), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale(() => ({ observedAt: new Date(Date.now() + 60_000).toISOString() }))), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale(() => ({ indexedConfigRevision: 'cfg-0' }))), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale((e) => ({ documents: e.documents.slice(1) }))), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale((e) => ({ documents: e.documents.map((d) => ({ ...d, sourceContentId: 'k:0000000000000000', indexedContentId: 'k:0000000000000000' })) }))), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale(() => ({ staticRevisionByProvider: { 'seed.http': 's:0' } }))), 'CG_REVISION_MISMATCH', 'query', 'refresh');
+  // Evidence is required even for zero hits; valid evidence with zero hits is a search.
+  const none = await run(({ evidence }) => ({ hits: [], evidence }));
+  assert.deepEqual([none.items, none.knowledgeState, none.meta.completeness], [[], 'searched', 'complete']);
+  await rejectsWith(run(({ evidence }) => ({ hits: 'many', evidence })), 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', { reason: 'knowledge_page_invalid' });
+  await rejectsWith(run(({ hits, evidence }) => ({ hits: Array(3).fill(hits[0]), evidence }), { limit: 2 }), 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin');
+
+  const bad = await run(({ hits, evidence }) => {
+    const h = hits[0];
+    return {
+      evidence,
+      hits: [
+        h,
+        { ...h, snippet: 'x'.repeat(3000) },
+        { ...h, startOffset: h.startOffset + 1, endOffset: h.endOffset + 1 },
+        { ...h, source: 'elsewhere.md' },
+        { ...h, endOffset: h.endOffset + 1 },
+        { ...h, id: { providerId: 'other', capabilityId: 'route' } },
+        { ...h, score: 'high' },
+        null,
+      ],
+    };
+  });
+  assert.equal(bad.items.length, 1);
+  assert.equal(bad.meta.completeness, 'partial');
+  assert.deepEqual(bad.meta.warnings.map((w) => [w.details.hitIndex, w.code, w.details.reason]), [
+    [1, 'CG_RESULT_TOO_LARGE', undefined],
+    [2, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_content_mismatch'],
+    [3, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_mismatch'],
+    [4, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_mismatch'],
+    [5, 'CG_ACCESS_DENIED', undefined],
+    [6, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_mismatch'],
+    [7, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_invalid'],
+  ]);
+});
+
+test('queryKnowledge: access reads only the targets sent, and expires with the call', async () => {
+  let kept;
+  const errors = [];
+  const retriever = {
+    id: 'probing',
+    async retrieve(input, access) {
+      kept = access;
+      const t = input.targets[0];
+      for (const target of [{ ...t, extra: 1 }, { id: { providerId: 'seed.http', capabilityId: 'schema.request' }, knowledgeId: 'D-03' }, { id: 'nope::x', knowledgeId: 'D-01' }, 'D-01']) {
+        errors.push(await access.read(target, { maxBytes: 100 }).then(() => null, (e) => [e.code, e.details?.reason]));
+      }
+      errors.push(await access.read({ id: t.id, knowledgeId: t.knowledgeId }, { maxBytes: 0 }).then(() => null, (e) => e.code));
+      errors.push(await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, null).then(() => null, (e) => e.code));
+      const chunks = [];
+      const scanned = await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, (bytes, offset) => chunks.push([offset, bytes.length]), { chunkBytes: 100 });
+      assert.equal(chunks.reduce((n, [, l]) => n + l, 0), scanned.totalBytes);
+      assert.deepEqual(chunks.map(([o]) => o), chunks.map((_, i) => i * 100));
+      // A target the retriever cannot use: the engine's own error passes through unchanged.
+      await access.read({ ...t, role: 'other' }, { maxBytes: 10 });
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: retriever });
+  await rejectsWith(graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', { reason: 'retrieval_target_override' });
+  assert.deepEqual(errors, [
+    ['CG_ADAPTER_CONTRACT_INVALID', 'retrieval_target_override'],
+    ['CG_ADAPTER_CONTRACT_INVALID', 'retrieval_target_not_selected'],
+    ['CG_SCOPE_DENIED', undefined],
+    ['CG_INPUT_INVALID', undefined],
+    'CG_INPUT_INVALID',
+    'CG_INPUT_INVALID',
+  ]);
+  await rejectsWith(kept.read({ id: 'seed.http::route', knowledgeId: 'D-01' }, { maxBytes: 10 }), 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', { reason: 'retrieval_access_expired' });
+  // A failure of the retriever's own is its unavailability; no text of it passes.
+  const failing = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: { id: 'f', retrieve: () => { throw new Error('index at /srv/secret down'); } } });
+  const e = await rejectsWith(failing.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_RETRIEVER_UNAVAILABLE', 'query', 'retry');
+  assert.ok(!JSON.stringify(e).includes('secret'));
+  await failing.close();
+  await graph.close();
+});
+
+test('queryKnowledge: URL documents are read through the host readers, also for targets the retriever skipped', async () => {
+  const url = 'https://docs.example.com/web.md';
+  let reads = 0;
+  const reader = { id: 'web', canRead: (ref) => ref.locator.type === 'http', read: () => (reads++, { bytes: Buffer.from('# Web\nServe pages.\n'), contentType: 'text/markdown', source: url }) };
+  let readFirst = true;
+  let known;
+  const retriever = {
+    id: 'web-index',
+    async retrieve(input, access) {
+      const [t] = input.targets;
+      const contentId = readFirst ? (await access.read({ id: t.id, knowledgeId: t.knowledgeId }, { maxBytes: 1024 })).contentId : known;
+      const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: contentId, indexedContentId: contentId };
+      const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId, source: url, startOffset: 6, endOffset: 18, snippet: 'Serve pages.' };
+      return { hits: [hit], evidence: { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [document] } };
+    },
+  };
+  const web = inline('web', [cap('pages', { knowledge: [{ kind: 'document', knowledgeId: 'W-01', role: 'guide', locator: { type: 'http', url } }] })]);
+  const graph = await CapabilityGraph.open({ providers: [web], readers: [reader], knowledgeRetriever: retriever });
+  const first = await graph.queryKnowledge({ text: 'pages', selected: ['web::pages'] });
+  assert.deepEqual(first.items.map((h) => [h.snippet, h.source]), [['Serve pages.', url]]);
+  known = first.items[0].contentId;
+  readFirst = false;
+  const before = reads;
+  const second = await graph.queryKnowledge({ text: 'pages', selected: ['web::pages'] });
+  assert.equal(second.items.length, 1);
+  assert.equal(reads, before + 1, 'the engine read the skipped target itself');
+  await graph.close();
 });

@@ -110,7 +110,7 @@ function thrownFields(error) {
  * caller's abort and close() (for `active` calls) settles the call; the component's own signal is
  * aborted in the last three and a late answer is discarded. Every outcome is judged by the engine.
  */
-function runHost(pending, invoke, { signal, active, timeoutCode } = {}) {
+function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued } = {}) {
   return new Promise((resolve, reject) => {
     const controller = new AbortController();
     let settled = false;
@@ -137,17 +137,23 @@ function runHost(pending, invoke, { signal, active, timeoutCode } = {}) {
     } catch (error) {
       return fail(...thrownFields(error));
     }
-    Promise.resolve(answer).then(
-      (output) =>
-        settle(false, () => {
-          try {
-            resolve(unwrap(pending.finish(toWireJson(output))));
-          } catch (error) {
-            reject(error);
-          }
-        }),
-      (error) => fail(...thrownFields(error)),
-    );
+    Promise.resolve(answer)
+      .then(async (output) => {
+        await prepare?.();
+        return output;
+      })
+      .then(
+        (output) =>
+          settle(false, () => {
+            try {
+              resolve(unwrap(pending.finish(toWireJson(output))));
+            } catch (error) {
+              reject(error);
+            }
+          }),
+        // An error the engine itself raised during the call (issued) travels unchanged.
+        (error) => (issued?.has(error) ? settle(true, () => reject(error)) : fail(...thrownFields(error))),
+      );
   });
 }
 
@@ -184,6 +190,78 @@ async function askReaders(readers, request, bodies) {
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
+}
+
+/**
+ * Asks a pending host call `question` (JSON text), running the host's readers for the URL
+ * documents the engine needs to answer it.
+ */
+async function askEngine(pending, question, readers) {
+  const answers = [];
+  const bodies = [];
+  for (let round = 0; round < MAX_READ_ROUNDS; round++) {
+    const text = call(() => pending.ask(question, answers.length ? JSON.stringify(answers) : undefined, bodies));
+    if (text[0] !== '?') return unwrap(text);
+    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies));
+  }
+  throw new GraphError({ code: 'CG_INTERNAL', phase: 'query' });
+}
+
+const inputInvalid = (field, expected) => new GraphError({ code: 'CG_INPUT_INVALID', phase: 'query', details: { field, expected } });
+
+/**
+ * The `access` a knowledge retriever receives: reads of its targets through the engine, which
+ * checks each target and records the content it served. It expires when the retriever settles;
+ * `prepare` waits for reads in flight and has the engine read every target not read yet.
+ */
+function knowledgeAccess(pending, readers) {
+  const inFlight = new Set();
+  const issued = new WeakSet();
+  const ask = (question) => {
+    const promise = askEngine(pending, question, readers).catch((error) => {
+      if (error instanceof GraphError) issued.add(error);
+      throw error;
+    });
+    inFlight.add(promise);
+    promise.then(
+      () => inFlight.delete(promise),
+      () => inFlight.delete(promise),
+    );
+    return promise;
+  };
+  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
+  const api = Object.freeze({
+    async read(target, budget) {
+      const out = await ask(question('read', target, { maxBytes: budget?.maxBytes ?? null }));
+      return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
+    },
+    async scan(target, consume, options) {
+      if (typeof consume !== 'function') throw inputInvalid('consume', 'function');
+      const signal = options?.signal;
+      if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', 'AbortSignal');
+      const out = await ask(question('scan', target, { chunkBytes: options?.chunkBytes ?? null }));
+      const bytes = Buffer.from(out.text, 'utf8');
+      for (let offset = 0; offset < bytes.length; offset += out.chunkBytes) {
+        signal?.throwIfAborted();
+        await consume(new Uint8Array(bytes.subarray(offset, offset + out.chunkBytes)), offset);
+      }
+      return { contentId: out.contentId, totalBytes: bytes.length, contentType: out.contentType, source: out.source };
+    },
+  });
+  return {
+    api,
+    issued,
+    expire: () => unwrap(call(() => pending.ask('{"op":"expire"}', undefined, []))),
+    prepare: async () => {
+      await Promise.allSettled([...inFlight]);
+      try {
+        await askEngine(pending, '{"op":"rest"}', readers);
+      } catch (error) {
+        issued.add(error);
+        throw error;
+      }
+    },
+  };
 }
 
 /** Pages the engine asks a database adapter for at a time. */
@@ -341,7 +419,11 @@ class CapabilityGraph {
       if (kind === 'capabilityRetriever') {
         return runHost(started, (request, own) => hosts.capabilityRetriever.retrieve(request, { signal: own }), { active });
       }
-      if (kind === 'knowledgeRetriever') return runHost(started, (request) => hosts.knowledgeRetriever.retrieve(request), { active });
+      if (kind === 'knowledgeRetriever') {
+        const access = knowledgeAccess(started, hosts.readers);
+        const invoke = (request) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api)).finally(access.expire);
+        return runHost(started, invoke, { active, prepare: access.prepare, issued: access.issued });
+      }
       const adapter = hosts.runtimeAdapters.find((a) => a.providerId === runtimeProvider);
       return runHost(started, (request, own) => adapter.query(request, { signal: own }), { active });
     };

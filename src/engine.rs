@@ -206,7 +206,7 @@ impl Engine {
                 .and_then(|call| backends::runtime_start(&call, args))
                 .map_err(|e| e.in_verb(Phase::Query)),
             "queryKnowledge" => call
-                .and_then(|call| knowledge_search::knowledge_start(&call, args))
+                .and_then(|call| knowledge_search::knowledge_start(&call, args, self.has_readers))
                 .map_err(|e| e.in_verb(Phase::Query)),
             _ => Err(invalid("verb", "a verb served by a host component")),
         }

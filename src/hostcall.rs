@@ -35,6 +35,17 @@ pub trait HostCall: Send + Sync {
     fn finish(&self, output: &str) -> Result<String>;
     /// The error for what the component threw (its string `code` and `nextAction`, if any).
     fn fail(&self, code: Option<&str>, next_action: Option<&str>) -> GraphError;
+    /// A question the component asks back while it runs (JSON), with what the host's readers
+    /// answered so far; `?` + requests while readers are still needed. Only the knowledge
+    /// retriever asks (its reads through the engine).
+    fn ask(
+        &self,
+        _question: &str,
+        _answers: Option<&str>,
+        _bodies: Vec<Option<Vec<u8>>>,
+    ) -> Result<String> {
+        Err(GraphError::new(crate::error::Code::Internal))
+    }
 }
 
 /// A verb that answered at once, or one waiting for a host component.

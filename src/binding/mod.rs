@@ -105,6 +105,25 @@ impl NativeHostCall {
     pub fn fail(&self, code: Option<String>, next_action: Option<String>) -> String {
         outcome(Err(self.call.fail(code.as_deref(), next_action.as_deref())))
     }
+
+    /// A question the running component asks the engine (JSON), with the host readers'
+    /// answers so far: the answer, an error string, or `?` + the reads still needed.
+    #[napi]
+    pub fn ask(
+        &self,
+        question: String,
+        answers: Option<String>,
+        bodies: Option<Vec<Buffer>>,
+    ) -> String {
+        let bodies = bodies
+            .unwrap_or_default()
+            .iter()
+            .map(|b| Some(b.to_vec()))
+            .collect();
+        outcome(guarded(|| {
+            self.call.ask(&question, answers.as_deref(), bodies)
+        }))
+    }
 }
 
 /// The definition files of a provider folder (`layout`: `legacy` or `directory`), as JSON.

@@ -412,6 +412,70 @@ fn is_timestamp(s: &str) -> bool {
             && rest[4..].bytes().all(|d| d.is_ascii_digit()))
 }
 
+/// Milliseconds since the Unix epoch of an ISO 8601 date-time (see `is_timestamp`), if its
+/// fields name a real instant.
+pub(super) fn epoch_millis(s: &str) -> Option<i64> {
+    if !is_timestamp(s) {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s[r].parse::<i64>().ok();
+    let (y, mo, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (h, mi, sec) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&mo)
+        || d < 1
+        || d > month_days[(mo - 1) as usize]
+        || h > 23
+        || mi > 59
+        || sec > 60
+    {
+        return None;
+    }
+    // Days from the civil date (proleptic Gregorian), after H. Hinnant's algorithm.
+    let (yy, m) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let mut rest = &s[19..];
+    let mut millis = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        let ms: String = frac[..digits]
+            .chars()
+            .chain("000".chars())
+            .take(3)
+            .collect();
+        millis = ms.parse::<i64>().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset = if rest.len() == 6 {
+        let sign = if rest.starts_with('-') { -1 } else { 1 };
+        sign * (rest[1..3].parse::<i64>().ok()? * 60 + rest[4..6].parse::<i64>().ok()?)
+    } else {
+        0
+    };
+    Some(((days * 24 + h) * 60 + mi - offset) * 60_000 + sec * 1000 + millis)
+}
+
 impl Runtime {
     fn observation(&self, v: Option<&Value>) -> Result<Map<String, Value>> {
         let bad = || contract("runtime_observation_invalid");

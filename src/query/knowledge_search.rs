@@ -4,6 +4,7 @@
 //! mapping revision that names them and the retriever's request.
 
 use super::args::{capability_ref, clamped_integer, invalid, target_list, Args};
+use super::knowledge_retrieval::{Held, KnowledgeSearch, Limits};
 use super::reads::Filters;
 use super::views::to_json;
 use super::Call;
@@ -14,7 +15,7 @@ use crate::ids::format_qualified;
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::ProviderSnapshot;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 const KEYS: [&str; 9] = [
@@ -62,6 +63,8 @@ pub(super) struct Target<'a> {
     via_collection_ids: Vec<&'a str>,
     #[serde(skip)]
     pub(super) position: usize,
+    #[serde(skip)]
+    pub(super) node: u32,
     #[serde(skip)]
     pub(super) doc: &'a DocumentRef,
 }
@@ -234,6 +237,7 @@ fn plan<'v>(
                         title: d.title.as_deref(),
                         via_collection_ids: Vec::new(),
                         position: p,
+                        node: n,
                         doc: d,
                     });
                 if let Some(c) = via {
@@ -279,7 +283,7 @@ fn empty_page(mut meta: Meta, state: &str) -> String {
     )
 }
 
-pub fn knowledge_start(call: &Call, json: &str) -> Result<Started> {
+pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Started> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.query_knowledge;
     let selected = target_list(&args, "selected", budget.max_selected)?;
@@ -323,6 +327,48 @@ pub fn knowledge_start(call: &Call, json: &str) -> Result<Started> {
     if !call.backends.knowledge_retriever {
         return Err(GraphError::new(Code::RetrieverUnconfigured));
     }
-    let _ = (text, limit, mapping_revision(&view, &plan.targets));
-    Err(GraphError::new(Code::RetrieverUnavailable).detail("reason", "backend_not_served_yet"))
+    let mapping = mapping_revision(&view, &plan.targets);
+    // Only the providers the targets come from: the revisions the retriever must have indexed.
+    let mut revisions = Map::new();
+    for t in &plan.targets {
+        let s = view.snapshot(t.position);
+        revisions.insert(s.provider_id().to_owned(), s.static_revision.clone().into());
+    }
+    let request = format!(
+        r#"{{"text":{},"staticRevisionByProvider":{},"mappingRevision":"{mapping}","targets":{targets},"limit":{limit}}}"#,
+        Value::from(text),
+        Value::Object(revisions),
+    );
+    let held = plan
+        .targets
+        .iter()
+        .map(|t| Held {
+            key: format!(
+                "{}::{}",
+                format_qualified(t.id.provider_id, t.id.capability_id),
+                t.knowledge_id
+            ),
+            position: t.position,
+            node: t.node,
+            doc: t.doc.clone(),
+        })
+        .collect();
+    let limits = Limits {
+        hits: limit,
+        max_snippet_bytes: budget.max_snippet_bytes,
+        max_targets: budget.max_targets,
+        max_target_bytes: budget.max_target_bytes,
+        read_max_bytes: call.budgets.read.max_bytes,
+        read_max_response: call.budgets.read.max_response_bytes,
+    };
+    let warnings = meta.warnings;
+    Ok(Started::Ask(Box::new(KnowledgeSearch::new(
+        request,
+        view,
+        held,
+        mapping,
+        limits,
+        has_readers,
+        warnings,
+    ))))
 }

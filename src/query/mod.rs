@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod closure;
 pub mod details;
 pub mod documents;
+pub mod knowledge_retrieval;
 pub mod knowledge_search;
 pub mod maintenance;
 pub mod members;

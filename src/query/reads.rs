@@ -130,7 +130,7 @@ struct Batch {
 
 /// A whole body and its content type: from its file, or from a host reader for a URL
 /// document (`None` until the host answered).
-fn whole_body(
+pub(super) fn whole_body(
     host: &HostBodies,
     s: &ProviderSnapshot,
     doc: &DocumentRef,

@@ -1,0 +1,559 @@
+//! The knowledge retriever at work: the documents it may read through the engine while it
+//! searches, and the checks on what it returns — its index evidence must prove it indexed
+//! exactly the mapping sent and the content the engine sees now, and every hit must be the
+//! bytes it claims to be. Nothing unproven becomes a result; stale evidence is never an empty one.
+
+use super::args::capability_ref;
+use super::backends::epoch_millis;
+use super::reads::whole_body;
+use super::views::{to_json, CapabilityId, ViewEntry};
+use crate::definitions::model::DocumentRef;
+use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
+use crate::hostcall::{Host, HostCall};
+use crate::ids::{format_qualified, is_knowledge_id};
+use crate::knowledge::host::HostBodies;
+use crate::knowledge::source;
+use crate::scope::{Completeness, Meta, View};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// A target as the engine keeps it while the retriever runs.
+pub(super) struct Held {
+    pub(super) key: String,
+    pub(super) position: usize,
+    pub(super) node: u32,
+    pub(super) doc: DocumentRef,
+}
+
+/// The content of a target as the engine read it during this call.
+struct Observed {
+    content_id: String,
+    bytes: Vec<u8>,
+}
+
+struct Access {
+    active: bool,
+    observed: Vec<Option<Observed>>,
+}
+
+pub(super) struct Limits {
+    pub(super) hits: u64,
+    pub(super) max_snippet_bytes: u64,
+    pub(super) max_targets: u64,
+    pub(super) max_target_bytes: u64,
+    /// `read.maxBytes`: the largest document the engine reads whole for a retriever.
+    pub(super) read_max_bytes: u64,
+    /// `read.maxResponseBytes`: the cap of one `access.read`.
+    pub(super) read_max_response: u64,
+}
+
+pub(super) struct KnowledgeSearch {
+    pub(super) request: String,
+    pub(super) view: View,
+    pub(super) targets: Vec<Held>,
+    pub(super) mapping: String,
+    pub(super) limits: Limits,
+    pub(super) has_readers: bool,
+    pub(super) warnings: Vec<Value>,
+    access: Mutex<Access>,
+}
+
+fn contract(reason: &str) -> GraphError {
+    GraphError::new(Code::AdapterContractInvalid).detail("reason", reason)
+}
+
+fn stale(reason: &str) -> GraphError {
+    GraphError::new(Code::IndexStale).detail("reason", reason)
+}
+
+fn is_content_id(s: &str) -> bool {
+    s.len() == 18
+        && s.starts_with("k:")
+        && s[2..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn safe_offset(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_u64).filter(|n| *n < (1u64 << 53))
+}
+
+#[derive(Serialize)]
+struct Hit<'a> {
+    id: CapabilityId<'a>,
+    #[serde(rename = "knowledgeId")]
+    knowledge_id: &'a str,
+    #[serde(rename = "contentId")]
+    content_id: &'a str,
+    source: String,
+    #[serde(rename = "startOffset")]
+    start_offset: u64,
+    #[serde(rename = "endOffset")]
+    end_offset: u64,
+    snippet: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    role: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locale: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a str>,
+    #[serde(rename = "canonicalUrl", skip_serializing_if = "Option::is_none")]
+    canonical_url: Option<&'a str>,
+}
+
+impl KnowledgeSearch {
+    pub(super) fn new(
+        request: String,
+        view: View,
+        targets: Vec<Held>,
+        mapping: String,
+        limits: Limits,
+        has_readers: bool,
+        warnings: Vec<Value>,
+    ) -> KnowledgeSearch {
+        let observed = targets.iter().map(|_| None).collect();
+        KnowledgeSearch {
+            request,
+            view,
+            targets,
+            mapping,
+            limits,
+            has_readers,
+            warnings,
+            access: Mutex::new(Access {
+                active: true,
+                observed,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Access> {
+        self.access.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The target a `{ id, knowledgeId }` names: the checks of `access.read` and `access.scan`.
+    fn target_of(&self, v: &Value) -> Result<usize> {
+        let bad = || {
+            GraphError::new(Code::InputInvalid)
+                .detail("field", "target")
+                .detail("expected", "{ id, knowledgeId }")
+        };
+        let m = v.as_object().ok_or_else(bad)?;
+        let knowledge_id = m
+            .get("knowledgeId")
+            .and_then(Value::as_str)
+            .filter(|k| is_knowledge_id(k))
+            .ok_or_else(bad)?;
+        let (p, c) = m
+            .get("id")
+            .ok_or_else(bad)
+            .and_then(|id| capability_ref(id, "target.id", None))?;
+        if m.keys().any(|k| k != "id" && k != "knowledgeId") {
+            return Err(contract("retrieval_target_override"));
+        }
+        if self.view.position(p).is_none() {
+            return Err(GraphError::new(Code::ScopeDenied));
+        }
+        let key = format!("{}::{knowledge_id}", format_qualified(p, c));
+        self.targets
+            .binary_search_by(|t| t.key.as_str().cmp(&key))
+            .map_err(|_| contract("retrieval_target_not_selected"))
+    }
+
+    /// Reads target `i` whole (at most `max_bytes`) and records what was seen.
+    fn read(&self, i: usize, max_bytes: u64, host: &HostBodies) -> Result<Option<Value>> {
+        let t = &self.targets[i];
+        let s = self.view.snapshot(t.position);
+        let Some((whole, content_type)) = whole_body(host, s, &t.doc, max_bytes)? else {
+            return Ok(None);
+        };
+        let answer = json!({
+            "text": whole.text,
+            "contentType": content_type,
+            "contentId": whole.content_id,
+            "source": source(&t.doc),
+        });
+        self.lock().observed[i] = Some(Observed {
+            content_id: whole.content_id,
+            bytes: whole.text.into_bytes(),
+        });
+        Ok(Some(answer))
+    }
+
+    fn access_read(&self, q: &Map<String, Value>, host: &HostBodies) -> Result<Option<Value>> {
+        if !self.lock().active {
+            return Err(contract("retrieval_access_expired"));
+        }
+        let scan = q.get("op").and_then(Value::as_str) == Some("scan");
+        let target = self.target_of(q.get("target").unwrap_or(&Value::Null))?;
+        let cap = if scan {
+            self.limits.read_max_bytes
+        } else {
+            let max = safe_offset(q.get("maxBytes"))
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    GraphError::new(Code::InputInvalid)
+                        .detail("field", "budget.maxBytes")
+                        .detail("expected", "integer > 0")
+                })?;
+            max.min(self.limits.read_max_response)
+        };
+        let Some(mut answer) = self.read(target, cap, host)? else {
+            return Ok(None);
+        };
+        if scan {
+            let chunk = match q.get("chunkBytes") {
+                None | Some(Value::Null) => self.limits.read_max_bytes,
+                Some(v) => safe_offset(Some(v)).filter(|n| *n > 0).ok_or_else(|| {
+                    GraphError::new(Code::InputInvalid)
+                        .detail("field", "options.chunkBytes")
+                        .detail("expected", "integer > 0")
+                })?,
+            };
+            answer["chunkBytes"] = chunk.min(self.limits.read_max_bytes).into();
+        }
+        Ok(Some(answer))
+    }
+
+    /// Reads every target the retriever did not read itself: the evidence is checked against
+    /// all of them.
+    fn read_rest(&self, host: &HostBodies) -> Result<bool> {
+        let missing: Vec<usize> = {
+            let access = self.lock();
+            (0..self.targets.len())
+                .filter(|i| access.observed[*i].is_none())
+                .collect()
+        };
+        let mut done = true;
+        for i in missing {
+            done &= self
+                .read(i, self.limits.read_max_bytes, host)
+                .map_err(|e| e.with_phase(Phase::Query))?
+                .is_some();
+        }
+        Ok(done)
+    }
+
+    fn evidence(&self, v: Option<&Value>, access: &Access) -> Result<(String, Vec<String>)> {
+        let e = v
+            .and_then(Value::as_object)
+            .ok_or_else(|| stale("evidence_missing"))?;
+        let mut expected: BTreeMap<&str, &str> = BTreeMap::new();
+        for t in &self.targets {
+            let s = self.view.snapshot(t.position);
+            expected.insert(s.provider_id(), &s.static_revision);
+        }
+        let given: Option<BTreeMap<&str, &str>> = e
+            .get("staticRevisionByProvider")
+            .and_then(Value::as_object)
+            .and_then(|m| {
+                m.iter()
+                    .map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
+                    .collect()
+            });
+        if given.as_ref() != Some(&expected) {
+            return Err(GraphError::new(Code::RevisionMismatch));
+        }
+        if e.get("mappingRevision").and_then(Value::as_str) != Some(self.mapping.as_str()) {
+            return Err(stale("mapping_revision_mismatch"));
+        }
+        if e.get("freshness").and_then(Value::as_str) != Some("current") {
+            return Err(stale("freshness_not_current"));
+        }
+        let observed_at = e
+            .get("observedAt")
+            .and_then(Value::as_str)
+            .filter(|s| epoch_millis(s).is_some_and(|t| t <= now_millis() + 1000))
+            .ok_or_else(|| stale("observed_at_invalid"))?;
+        let config = e
+            .get("sourceConfigRevision")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        if config.is_none() || config != e.get("indexedConfigRevision").and_then(Value::as_str) {
+            return Err(stale("config_revision_mismatch"));
+        }
+        let documents = e
+            .get("documents")
+            .and_then(Value::as_array)
+            .filter(|d| d.len() == self.targets.len())
+            .ok_or_else(|| stale("documents_mismatch"))?;
+        let mut indexed: Vec<Option<String>> = vec![None; self.targets.len()];
+        for d in documents {
+            let i = self
+                .target_of(&json!({ "id": d.get("id"), "knowledgeId": d.get("knowledgeId") }))
+                .map_err(|_| stale("document_not_a_target"))?;
+            if indexed[i].is_some() {
+                return Err(stale("document_duplicate"));
+            }
+            let source_id = d.get("sourceContentId").and_then(Value::as_str);
+            let source_id = source_id
+                .filter(|s| is_content_id(s))
+                .ok_or_else(|| stale("content_id_invalid"))?;
+            if d.get("indexedContentId").and_then(Value::as_str) != Some(source_id)
+                || access.observed[i].as_ref().map(|o| o.content_id.as_str()) != Some(source_id)
+            {
+                return Err(stale("content_changed"));
+            }
+            indexed[i] = Some(source_id.to_owned());
+        }
+        Ok((
+            observed_at.to_owned(),
+            indexed.into_iter().map(Option::unwrap_or_default).collect(),
+        ))
+    }
+
+    /// One hit: the target it belongs to, its score, or the warning that drops it.
+    fn hit(&self, v: &Value, access: &Access) -> Result<(usize, Option<f64>, u64)> {
+        let m = v
+            .as_object()
+            .ok_or_else(|| contract("knowledge_hit_invalid"))?;
+        let snippet = m
+            .get("snippet")
+            .and_then(Value::as_str)
+            .ok_or_else(|| contract("knowledge_hit_invalid"))?;
+        if snippet.len() as u64 > self.limits.max_snippet_bytes {
+            return Err(GraphError::new(Code::ResultTooLarge)
+                .detail("budget", "queryKnowledge.maxSnippetBytes")
+                .detail("limit", self.limits.max_snippet_bytes));
+        }
+        let (p, _) = m
+            .get("id")
+            .and_then(|id| capability_ref(id, "id", None).ok())
+            .ok_or_else(|| contract("knowledge_hit_invalid"))?;
+        if self.view.position(p).is_none() {
+            return Err(GraphError::new(Code::AccessDenied));
+        }
+        let mismatch = || contract("knowledge_hit_mismatch");
+        let i = self
+            .target_of(&json!({ "id": m.get("id"), "knowledgeId": m.get("knowledgeId") }))
+            .map_err(|_| mismatch())?;
+        let observed = access.observed[i].as_ref().ok_or_else(mismatch)?;
+        if m.get("contentId").and_then(Value::as_str) != Some(observed.content_id.as_str())
+            || m.get("source").and_then(Value::as_str)
+                != Some(source(&self.targets[i].doc).as_str())
+        {
+            return Err(mismatch());
+        }
+        let (start, end) = match (
+            safe_offset(m.get("startOffset")),
+            safe_offset(m.get("endOffset")),
+        ) {
+            (Some(s), Some(e)) if e >= s && e - s == snippet.len() as u64 => {
+                (s as usize, e as usize)
+            }
+            _ => return Err(mismatch()),
+        };
+        let score = match m.get("score") {
+            None => None,
+            Some(s) => Some(s.as_f64().filter(|f| f.is_finite()).ok_or_else(mismatch)?),
+        };
+        if observed.bytes.get(start..end) != Some(snippet.as_bytes()) {
+            return Err(contract("knowledge_hit_content_mismatch"));
+        }
+        Ok((i, score, start as u64))
+    }
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl HostCall for KnowledgeSearch {
+    fn host(&self) -> Host {
+        Host::KnowledgeRetriever
+    }
+
+    fn request(&self) -> &str {
+        &self.request
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        None
+    }
+
+    /// `{op: "read"|"scan", target, maxBytes?, chunkBytes?}` from the retriever's access;
+    /// `{op: "expire"}` once it settled; `{op: "rest"}` before its answer is judged.
+    fn ask(
+        &self,
+        question: &str,
+        answers: Option<&str>,
+        bodies: Vec<Option<Vec<u8>>>,
+    ) -> Result<String> {
+        let q: Map<String, Value> =
+            serde_json::from_str(question).map_err(|_| GraphError::new(Code::Internal))?;
+        let host = HostBodies::new(self.has_readers, answers, bodies);
+        let answer = match q.get("op").and_then(Value::as_str) {
+            Some("read" | "scan") => self
+                .access_read(&q, &host)
+                .map(|a| a.map(|a| a.to_string()))
+                .map_err(|e| e.with_phase(Phase::Query)),
+            Some("rest") => self
+                .read_rest(&host)
+                .map(|done| done.then(|| "{}".to_owned())),
+            Some("expire") => {
+                self.lock().active = false;
+                Ok(Some("{}".to_owned()))
+            }
+            _ => Err(GraphError::new(Code::Internal)),
+        };
+        if let Some(requests) = host.pending() {
+            return Ok(format!("?{requests}"));
+        }
+        answer.and_then(|a| a.ok_or_else(|| GraphError::new(Code::Internal)))
+    }
+
+    fn finish(&self, output: &str) -> Result<String> {
+        let page = || contract("knowledge_page_invalid");
+        let v: Value = serde_json::from_str(output).map_err(|_| page())?;
+        let hits = v
+            .get("hits")
+            .and_then(Value::as_array)
+            .filter(|h| h.len() as u64 <= self.limits.hits)
+            .ok_or_else(page)?;
+        let access = self.lock();
+        let (observed_at, _) = self.evidence(v.get("evidence"), &access).map_err(|e| {
+            if e.code() == Code::InputInvalid {
+                stale("evidence_invalid")
+            } else {
+                e
+            }
+        })?;
+        let mut meta = Meta::of(&self.view, false);
+        meta.warnings = self.warnings.clone();
+        let mut accepted: Vec<(usize, Option<f64>, u64, &str)> = Vec::new();
+        for (i, h) in hits.iter().enumerate() {
+            match self.hit(h, &access) {
+                Ok((t, score, start)) => {
+                    accepted.push((t, score, start, h["snippet"].as_str().unwrap_or_default()))
+                }
+                Err(e) => meta.warnings.push(e.detail("hitIndex", i).to_warning()),
+            }
+        }
+        let items: Vec<Hit> = accepted
+            .iter()
+            .map(|&(t, score, start, snippet)| {
+                let held = &self.targets[t];
+                let s = self.view.snapshot(held.position);
+                let d = &held.doc;
+                Hit {
+                    id: CapabilityId {
+                        provider_id: s.provider_id(),
+                        capability_id: &s.capability(held.node).id,
+                    },
+                    knowledge_id: &d.knowledge_id,
+                    content_id: access.observed[t]
+                        .as_ref()
+                        .map(|o| o.content_id.as_str())
+                        .unwrap_or_default(),
+                    source: source(d),
+                    start_offset: start,
+                    end_offset: start + snippet.len() as u64,
+                    snippet,
+                    score,
+                    role: &d.role,
+                    locale: d.locale.as_deref(),
+                    title: d.title.as_deref(),
+                    summary: d.summary.as_deref(),
+                    canonical_url: d.canonical_url.as_deref(),
+                }
+            })
+            .collect();
+        if !meta.warnings.is_empty() {
+            meta.completeness = Completeness::Partial;
+        }
+        let l = &self.limits;
+        meta.extra.insert(
+            "budgets".into(),
+            json!({
+                "queryKnowledge.maxHits": l.hits,
+                "queryKnowledge.maxSnippetBytes": l.max_snippet_bytes,
+                "queryKnowledge.maxTargets": l.max_targets,
+                "queryKnowledge.maxTargetBytes": l.max_target_bytes,
+            }),
+        );
+        let mut nodes: Vec<(usize, u32)> =
+            self.targets.iter().map(|t| (t.position, t.node)).collect();
+        nodes.dedup();
+        let viewed: Vec<ViewEntry> = nodes
+            .iter()
+            .map(|&(p, n)| ViewEntry::new(self.view.snapshot(p), n))
+            .collect();
+        let knowledge: Vec<Value> = items
+            .iter()
+            .map(
+                |h| json!({ "id": h.id, "knowledgeId": h.knowledge_id, "contentId": h.content_id }),
+            )
+            .collect();
+        meta.extra.insert(
+            "view".into(),
+            json!({ "capabilities": viewed, "knowledge": knowledge }),
+        );
+        let status = json!({
+            "mappingRevision": self.mapping,
+            "observedAt": observed_at,
+            "freshness": "current",
+            "validatedDocuments": self.targets.len(),
+        });
+        Ok(format!(
+            r#"{{"items":{},"knowledgeState":"searched","indexStatus":{},"meta":{}}}"#,
+            to_json(&items),
+            status,
+            to_json(&meta)
+        ))
+    }
+
+    fn fail(&self, code: Option<&str>, _next_action: Option<&str>) -> GraphError {
+        project_component_error(Component::KnowledgeRetriever, code, Phase::Query)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_ids_are_k_and_16_lowercase_hex() {
+        assert!(is_content_id("k:0123456789abcdef"));
+        for bad in [
+            "k:0123456789ABCDEF",
+            "k:0123",
+            "x:0123456789abcdef",
+            &format!("k:{}", "a".repeat(64)),
+        ] {
+            assert!(!is_content_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn timestamps_become_epoch_milliseconds() {
+        assert_eq!(epoch_millis("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            epoch_millis("2000-03-01T00:00:00.5Z"),
+            Some(951_868_800_500)
+        );
+        assert_eq!(
+            epoch_millis("2026-11-30T12:00:00+01:00"),
+            epoch_millis("2026-11-30T11:00:00Z")
+        );
+        assert_eq!(
+            epoch_millis("2024-02-29T00:00:00Z").map(|t| t % 86_400_000),
+            Some(0)
+        );
+        for bad in [
+            "2023-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-11-30T24:00:00Z",
+            "yesterday",
+        ] {
+            assert_eq!(epoch_millis(bad), None, "{bad}");
+        }
+    }
+}
