@@ -920,8 +920,8 @@ export interface RuntimeAdapterOutput {
 export interface RuntimeAdapter {
   id: string;
   providerId: string;
-  /** `options.signal` is aborted at the deadline (`budgets.runtime.timeoutMs`) and on `close()`. */
-  query(request: RuntimeRequest, options: { signal: AbortSignal }): RuntimeAdapterOutput | Promise<RuntimeAdapterOutput>;
+  /** Past `budgets.runtime.timeoutMs` the call is no longer awaited (it is not cancelled). */
+  query(request: RuntimeRequest): RuntimeAdapterOutput | Promise<RuntimeAdapterOutput>;
 }
 
 // --- Database authority --------------------------------------------------------------------------

@@ -215,6 +215,11 @@ test('close() settles a pending component call and aborts its signal', async () 
   await graph.close();
   await rejectsWith(pending, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
   assert.equal(signal.aborted, true);
+  const runtime = await withRuntime(() => new Promise(() => {}), { runtime: { timeoutMs: 60_000 } });
+  const observing = runtime.graph.queryRuntime({ project: 'p', environment: 'e', requestProviderScope: ['seed.http'] });
+  await new Promise((r) => setImmediate(r));
+  await runtime.graph.close();
+  await rejectsWith(observing, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
 });
 
 test('queryKnowledge answers what it can without a retriever, and never calls one with nothing to search', async () => {

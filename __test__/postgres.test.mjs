@@ -223,6 +223,27 @@ test('a committed publish reaches each host on its own reload', { skip, timeout:
     assert.equal(await revisionOf(hostB), before);
     assert.equal((await hostB.reload()).providers[0].staticRevision, published.staticRevision);
     assert.equal(await nameOf(hostB, 'route'), 'Routing (edited)');
+    // Both hosts still serve the revision before the change as `previous`, when a call pins it.
+    for (const host of [hostA, hostB]) {
+      const pinned = await host.getCapabilities(['seed.http::route'], { requiredStaticRevision: before });
+      assert.deepEqual([pinned.results[0].value.name, pinned.meta.servedFrom], ['Routing', 'previous']);
+    }
+
+    // A change written in a transaction that rolls back is never served, not even while open.
+    const writer = await db.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`UPDATE cg_capabilities SET record = jsonb_set(record, '{name}', '"Half written"') WHERE capability_id = 'route'`);
+      await writer.query(`UPDATE cg_capabilities SET content_hash = cg_content_hash(record) WHERE capability_id = 'route'`);
+      const during = await hostA.reload();
+      assert.equal(during.ok, true);
+      assert.equal(await nameOf(hostA, 'route'), 'Routing (edited)');
+      await writer.query('ROLLBACK');
+    } finally {
+      writer.release();
+    }
+    assert.equal((await hostA.reload()).providers[0].staticRevision, published.staticRevision);
+    assert.equal(await nameOf(hostA, 'route'), 'Routing (edited)');
 
     // Publishing the original again removes route_grpc: back to the files' revision.
     assert.equal((await publish(db, seedRoot)).staticRevision, before);

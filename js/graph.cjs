@@ -414,7 +414,7 @@ class CapabilityGraph {
           timeoutCode: 'CG_MODEL_TIMEOUT',
         });
       }
-      // close() settles every pending component call; the component's signal tells it to stop.
+      // close() settles every pending component call.
       const active = graph.#active;
       if (kind === 'capabilityRetriever') {
         return runHost(started, (request, own) => hosts.capabilityRetriever.retrieve(request, { signal: own }), { active });
@@ -425,7 +425,8 @@ class CapabilityGraph {
         return runHost(started, invoke, { active, prepare: access.prepare, issued: access.issued });
       }
       const adapter = hosts.runtimeAdapters.find((a) => a.providerId === runtimeProvider);
-      return runHost(started, (request, own) => adapter.query(request, { signal: own }), { active });
+      // A runtime adapter past its deadline is no longer awaited, never cancelled.
+      return runHost(started, (request) => adapter.query(request), { active });
     };
   }
 
