@@ -784,8 +784,8 @@ export interface KnowledgeRetrievalAccess {
     target: { id: CapabilityId; knowledgeId: string },
     budget: { maxBytes: number },
   ): Promise<{ bytes: Uint8Array; contentType: string; contentId: string; source: string }>;
-  /** The document (at most `budgets.read.maxBytes`) in chunks of `chunkBytes` (default and cap
-   *  `read.maxBytes`), each awaited. */
+  /** The whole document, of any size, in chunks of at most `chunkBytes` (default and cap
+   *  `budgets.read.maxBytes`) cut on character boundaries, each awaited in order. */
   scan(
     target: { id: CapabilityId; knowledgeId: string },
     consume: (bytes: Uint8Array, startOffset: number) => void | Promise<void>,

@@ -1,7 +1,8 @@
 // Host backends (reference/integrations.md): the engine validates everything they return.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { cap, inline, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
@@ -409,7 +410,7 @@ test('queryKnowledge: access reads only the targets sent, and expires with the c
       const chunks = [];
       const scanned = await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, (bytes, offset) => chunks.push([offset, bytes.length]), { chunkBytes: 100 });
       assert.equal(chunks.reduce((n, [, l]) => n + l, 0), scanned.totalBytes);
-      assert.deepEqual(chunks.map(([o]) => o), chunks.map((_, i) => i * 100));
+      assert.ok(chunks.every(([o, l], i) => l <= 100 && o === (i === 0 ? 0 : chunks[i - 1][0] + chunks[i - 1][1])));
       // A target the retriever cannot use: the engine's own error passes through unchanged.
       await access.read({ ...t, role: 'other' }, { maxBytes: 10 });
     },
@@ -460,4 +461,48 @@ test('queryKnowledge: URL documents are read through the host readers, also for 
   assert.equal(second.items.length, 1);
   assert.equal(reads, before + 1, 'the engine read the skipped target itself');
   await graph.close();
+});
+
+test('queryKnowledge: documents larger than read.maxBytes are scanned, not held, and their hits read back', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cg-big-'));
+  const line = 'Ordinary routing prose, repeated to make a large guide. ';
+  const body = `${line.repeat(2000)}The needle: retries back off exponentially.\n${'é'.repeat(5000)}`;
+  writeFileSync(path.join(dir, 'big.md'), body);
+  const big = { ...inline('big', [cap('guide', { knowledge: [{ kind: 'document', knowledgeId: 'B-01', role: 'guide', locator: { type: 'relative-file', path: 'big.md' } }] })]), documentRoot: dir };
+  let chunkCount = 0;
+  const retriever = {
+    id: 'streaming',
+    async retrieve(input, access) {
+      const [t] = input.targets;
+      const parts = [];
+      const scanned = await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, (bytes) => (chunkCount++, parts.push(Buffer.from(bytes))));
+      const text = Buffer.concat(parts);
+      assert.equal(text.length, scanned.totalBytes);
+      const at = text.indexOf('The needle');
+      const snippet = 'The needle: retries back off exponentially.';
+      const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId: scanned.contentId, source: 'big.md', startOffset: at, endOffset: at + snippet.length, snippet };
+      const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: scanned.contentId, indexedContentId: scanned.contentId };
+      const evidence = { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [document] };
+      return { hits: [hit, { ...hit, startOffset: at + 1, endOffset: at + 1 + snippet.length }], evidence };
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [big], knowledgeRetriever: retriever });
+  try {
+    const r = await graph.queryKnowledge({ text: 'retries', selected: ['big::guide'] });
+    assert.ok(Buffer.byteLength(body) > 32_768 && chunkCount > 1);
+    assert.deepEqual(r.items.map((h) => h.snippet), ['The needle: retries back off exponentially.']);
+    assert.deepEqual(r.meta.warnings.map((w) => [w.details.hitIndex, w.details.reason]), [[1, 'knowledge_hit_content_mismatch']]);
+    // A retriever that reads nothing: the engine identifies the file itself; a change since
+    // the index was built is stale evidence, never an empty result.
+    const contentId = r.items[0].contentId;
+    const blind = { id: 'blind', retrieve: (input) => ({ hits: [], evidence: { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [{ id: input.targets[0].id, knowledgeId: 'B-01', sourceContentId: contentId, indexedContentId: contentId }] } }) };
+    const second = await CapabilityGraph.open({ providers: [big], knowledgeRetriever: blind });
+    assert.equal((await second.queryKnowledge({ text: 'x', selected: ['big::guide'] })).knowledgeState, 'searched');
+    writeFileSync(path.join(dir, 'big.md'), `${body}!`);
+    await rejectsWith(second.queryKnowledge({ text: 'x', selected: ['big::guide'] }), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'content_changed' });
+    await second.close();
+  } finally {
+    await graph.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -239,13 +239,16 @@ function knowledgeAccess(pending, readers) {
       if (typeof consume !== 'function') throw inputInvalid('consume', 'function');
       const signal = options?.signal;
       if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', 'AbortSignal');
-      const out = await ask(question('scan', target, { chunkBytes: options?.chunkBytes ?? null }));
-      const bytes = Buffer.from(out.text, 'utf8');
-      for (let offset = 0; offset < bytes.length; offset += out.chunkBytes) {
+      const chunkBytes = options?.chunkBytes ?? null;
+      const out = await ask(question('scan', target, { chunkBytes }));
+      // Chunks of at most chunkBytes, cut on character boundaries, in order.
+      for (let offset = 0; offset < out.totalBytes; ) {
         signal?.throwIfAborted();
-        await consume(new Uint8Array(bytes.subarray(offset, offset + out.chunkBytes)), offset);
+        const chunk = await ask(question('chunk', target, { chunkBytes, offset }));
+        await consume(new Uint8Array(Buffer.from(chunk.text, 'utf8')), offset);
+        offset = chunk.end;
       }
-      return { contentId: out.contentId, totalBytes: bytes.length, contentType: out.contentType, source: out.source };
+      return { contentId: out.contentId, totalBytes: out.totalBytes, contentType: out.contentType, source: out.source };
     },
   });
   return {

@@ -179,6 +179,42 @@ pub fn read_page(path: &Path, start: u64, max_bytes: u64, known: Option<&Known>)
     page_of(window, start, total, known)
 }
 
+/// Identifies a whole document without holding it: its content ID and file stamp, and its size.
+pub fn identify(path: &Path) -> Result<(Known, u64)> {
+    let (mut file, before) = open(path)?;
+    let content_id = scan(&mut file)?;
+    if stamp_of(&file)? != before {
+        return Err(changed());
+    }
+    let known = Known {
+        content_id,
+        stamp: before.digest(),
+    };
+    Ok((known, before.len))
+}
+
+/// Exactly the bytes `start..end` of a document identified earlier (`None` past its end); the
+/// file must still be the one `known` describes.
+pub fn read_range(path: &Path, start: u64, end: u64, known: &Known) -> Result<Option<Vec<u8>>> {
+    let (mut file, before) = open(path)?;
+    if known.stamp != before.digest() {
+        return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
+    }
+    if end > before.len || start > end {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity((end - start) as usize);
+    file.seek(SeekFrom::Start(start)).map_err(|_| changed())?;
+    (&file)
+        .take(end - start)
+        .read_to_end(&mut bytes)
+        .map_err(|_| changed())?;
+    if stamp_of(&file)? != before {
+        return Err(changed());
+    }
+    Ok(Some(bytes))
+}
+
 /// Where a page cut from `window` (the page's bytes plus one) ends: the whole window on the
 /// last page, else a code-point boundary, moved back to a blank or fence line when one ends in
 /// the second half of the page.

@@ -8,15 +8,18 @@ use super::backends::epoch_millis;
 use super::reads::whole_body;
 use super::views::{to_json, CapabilityId, ViewEntry};
 use crate::definitions::model::DocumentRef;
+use crate::definitions::model::Locator;
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
 use crate::hostcall::{Host, HostCall};
 use crate::ids::{format_qualified, is_knowledge_id};
+use crate::knowledge::body::{identify, page_in, read_page, read_range, Known};
 use crate::knowledge::host::HostBodies;
-use crate::knowledge::source;
+use crate::knowledge::{content_type, locate, source};
 use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// A target as the engine keeps it while the retriever runs.
@@ -30,7 +33,23 @@ pub(super) struct Held {
 /// The content of a target as the engine read it during this call.
 struct Observed {
     content_id: String,
-    bytes: Vec<u8>,
+    body: Body,
+}
+
+/// Where a hit's bytes are checked: a body held whole, or a file identified without holding it
+/// (read again at the hit's range, and only while unchanged).
+enum Body {
+    Bytes(Vec<u8>),
+    File { path: PathBuf, known: Known },
+}
+
+impl Body {
+    fn range(&self, start: u64, end: u64) -> Result<Option<Vec<u8>>> {
+        match self {
+            Body::Bytes(b) => Ok(b.get(start as usize..end as usize).map(<[u8]>::to_vec)),
+            Body::File { path, known } => read_range(path, start, end, known),
+        }
+    }
 }
 
 struct Access {
@@ -180,44 +199,112 @@ impl KnowledgeSearch {
         });
         self.lock().observed[i] = Some(Observed {
             content_id: whole.content_id,
-            bytes: whole.text.into_bytes(),
+            body: Body::Bytes(whole.text.into_bytes()),
         });
         Ok(Some(answer))
+    }
+
+    /// Identifies target `i` whole, of any size for a file (URL documents come whole from the
+    /// host's readers, up to `read.maxResponseBytes`), and records it.
+    fn identify(&self, i: usize, host: &HostBodies) -> Result<Option<Value>> {
+        let t = &self.targets[i];
+        let s = self.view.snapshot(t.position);
+        let (content_id, total, content_type, body) = match &t.doc.locator {
+            Locator::Http { .. } => {
+                let Some((whole, content_type)) =
+                    whole_body(host, s, &t.doc, self.limits.read_max_response)?
+                else {
+                    return Ok(None);
+                };
+                let bytes = whole.text.into_bytes();
+                (
+                    whole.content_id,
+                    bytes.len() as u64,
+                    content_type,
+                    Body::Bytes(bytes),
+                )
+            }
+            Locator::RelativeFile { .. } => {
+                let path = locate(s, &t.doc)?;
+                let (known, total) = identify(&path)?;
+                let content_type = content_type(&t.doc).to_owned();
+                (
+                    known.content_id.clone(),
+                    total,
+                    content_type,
+                    Body::File { path, known },
+                )
+            }
+        };
+        let answer = json!({
+            "contentId": content_id,
+            "totalBytes": total,
+            "contentType": content_type,
+            "source": source(&t.doc),
+        });
+        self.lock().observed[i] = Some(Observed { content_id, body });
+        Ok(Some(answer))
+    }
+
+    /// The chunk of an identified target that starts at `offset`: at most `chunk` bytes, cut
+    /// on a character boundary.
+    fn chunk(&self, i: usize, offset: u64, chunk: u64) -> Result<Value> {
+        let access = self.lock();
+        let observed = access.observed[i]
+            .as_ref()
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        let page = match &observed.body {
+            Body::Bytes(b) => page_in(b, offset, chunk, None)?,
+            Body::File { path, known } => read_page(path, offset, chunk, Some(known))?,
+        };
+        Ok(json!({ "text": page.text, "end": page.end }))
     }
 
     fn access_read(&self, q: &Map<String, Value>, host: &HostBodies) -> Result<Option<Value>> {
         if !self.lock().active {
             return Err(contract("retrieval_access_expired"));
         }
-        let scan = q.get("op").and_then(Value::as_str) == Some("scan");
+        let op = q.get("op").and_then(Value::as_str);
         let target = self.target_of(q.get("target").unwrap_or(&Value::Null))?;
-        let cap = if scan {
-            self.limits.read_max_bytes
-        } else {
-            let max = safe_offset(q.get("maxBytes"))
-                .filter(|n| *n > 0)
-                .ok_or_else(|| {
+        let positive = |key: &str, field: &str| -> Result<Option<u64>> {
+            match q.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => safe_offset(Some(v))
+                    .filter(|n| *n > 0)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        GraphError::new(Code::InputInvalid)
+                            .detail("field", field)
+                            .detail("expected", "integer > 0")
+                    }),
+            }
+        };
+        let chunk = || -> Result<u64> {
+            Ok(positive("chunkBytes", "options.chunkBytes")?
+                .unwrap_or(self.limits.read_max_bytes)
+                .min(self.limits.read_max_bytes))
+        };
+        match op {
+            Some("read") => {
+                let max = positive("maxBytes", "budget.maxBytes")?.ok_or_else(|| {
                     GraphError::new(Code::InputInvalid)
                         .detail("field", "budget.maxBytes")
                         .detail("expected", "integer > 0")
                 })?;
-            max.min(self.limits.read_max_response)
-        };
-        let Some(mut answer) = self.read(target, cap, host)? else {
-            return Ok(None);
-        };
-        if scan {
-            let chunk = match q.get("chunkBytes") {
-                None | Some(Value::Null) => self.limits.read_max_bytes,
-                Some(v) => safe_offset(Some(v)).filter(|n| *n > 0).ok_or_else(|| {
-                    GraphError::new(Code::InputInvalid)
-                        .detail("field", "options.chunkBytes")
-                        .detail("expected", "integer > 0")
-                })?,
-            };
-            answer["chunkBytes"] = chunk.min(self.limits.read_max_bytes).into();
+                self.read(target, max.min(self.limits.read_max_response), host)
+            }
+            Some("scan") => {
+                let chunk = chunk()?;
+                Ok(self.identify(target, host)?.map(|mut a| {
+                    a["chunkBytes"] = chunk.into();
+                    a
+                }))
+            }
+            _ => {
+                let offset = q.get("offset").and_then(Value::as_u64).unwrap_or_default();
+                self.chunk(target, offset, chunk()?).map(Some)
+            }
         }
-        Ok(Some(answer))
     }
 
     /// Reads every target the retriever did not read itself: the evidence is checked against
@@ -232,7 +319,7 @@ impl KnowledgeSearch {
         let mut done = true;
         for i in missing {
             done &= self
-                .read(i, self.limits.read_max_bytes, host)
+                .identify(i, host)
                 .map_err(|e| e.with_phase(Phase::Query))?
                 .is_some();
         }
@@ -352,7 +439,12 @@ impl KnowledgeSearch {
             None => None,
             Some(s) => Some(s.as_f64().filter(|f| f.is_finite()).ok_or_else(mismatch)?),
         };
-        if observed.bytes.get(start..end) != Some(snippet.as_bytes()) {
+        // A file that changed since the evidence was checked proves nothing any more.
+        let bytes = observed
+            .body
+            .range(start as u64, end as u64)
+            .map_err(|_| stale("content_changed"))?;
+        if bytes.as_deref() != Some(snippet.as_bytes()) {
             return Err(contract("knowledge_hit_content_mismatch"));
         }
         Ok((i, score, start as u64))
@@ -379,7 +471,8 @@ impl HostCall for KnowledgeSearch {
         None
     }
 
-    /// `{op: "read"|"scan", target, maxBytes?, chunkBytes?}` from the retriever's access;
+    /// `{op: "read"|"scan"|"chunk", target, maxBytes?, chunkBytes?, offset?}` from the
+    /// retriever's access;
     /// `{op: "expire"}` once it settled; `{op: "rest"}` before its answer is judged.
     fn ask(
         &self,
@@ -391,7 +484,7 @@ impl HostCall for KnowledgeSearch {
             serde_json::from_str(question).map_err(|_| GraphError::new(Code::Internal))?;
         let host = HostBodies::new(self.has_readers, answers, bodies);
         let answer = match q.get("op").and_then(Value::as_str) {
-            Some("read" | "scan") => self
+            Some("read" | "scan" | "chunk") => self
                 .access_read(&q, &host)
                 .map(|a| a.map(|a| a.to_string()))
                 .map_err(|e| e.with_phase(Phase::Query)),
