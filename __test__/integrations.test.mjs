@@ -431,6 +431,10 @@ test('queryKnowledge: access reads only the targets sent, and expires with the c
   const e = await rejectsWith(failing.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_RETRIEVER_UNAVAILABLE', 'query', 'retry');
   assert.ok(!JSON.stringify(e).includes('secret'));
   await failing.close();
+  const refusing = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: { id: 's', retrieve: async () => Promise.reject({ code: 'CG_INDEX_STALE', nextAction: 'retry', details: { path: '/srv/secret' } }) } });
+  const passed = await rejectsWith(refusing.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_INDEX_STALE', 'query', 'refresh');
+  assert.equal(passed.details, undefined);
+  await refusing.close();
   await graph.close();
 });
 
