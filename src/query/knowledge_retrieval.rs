@@ -5,7 +5,7 @@
 
 use super::args::capability_ref;
 use super::backends::epoch_millis;
-use super::reads::whole_body;
+use super::reads::{whole_body, DocumentAbout};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use crate::definitions::model::DocumentRef;
 use crate::definitions::model::Locator;
@@ -114,15 +114,8 @@ struct Hit<'a> {
     snippet: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     score: Option<f64>,
-    role: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    locale: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    title: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    summary: Option<&'a str>,
-    #[serde(rename = "canonicalUrl", skip_serializing_if = "Option::is_none")]
-    canonical_url: Option<&'a str>,
+    #[serde(flatten)]
+    about: DocumentAbout<'a>,
 }
 
 impl KnowledgeSearch {
@@ -551,11 +544,7 @@ impl HostCall for KnowledgeSearch {
                     end_offset: start + snippet.len() as u64,
                     snippet,
                     score,
-                    role: &d.role,
-                    locale: d.locale.as_deref(),
-                    title: d.title.as_deref(),
-                    summary: d.summary.as_deref(),
-                    canonical_url: d.canonical_url.as_deref(),
+                    about: DocumentAbout::of(d),
                 }
             })
             .collect();

@@ -3,9 +3,9 @@
 //! cannot check against the mapping it sent. This part turns a query into the targets, the
 //! mapping revision that names them and the retriever's request.
 
-use super::args::{capability_ref, clamped_integer, invalid, target_list, Args};
+use super::args::{clamped_integer, invalid, target_list, Args};
 use super::knowledge_retrieval::{Held, KnowledgeSearch, Limits};
-use super::reads::Filters;
+use super::reads::{selection, Filters};
 use super::views::to_json;
 use super::Call;
 use crate::definitions::model::{DocumentRef, KnowledgeRef, Locator};
@@ -299,15 +299,7 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
         None => budget.max_hits,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_hits)?,
     };
-    let refs: Vec<Result<(&str, &str)>> = selected
-        .iter()
-        .enumerate()
-        .map(|(i, v)| capability_ref(v, &format!("selected[{i}]"), call.bound))
-        .collect();
-    let view = call.view(
-        &args,
-        Some(refs.iter().filter_map(|r| r.as_ref().ok().map(|r| r.0))),
-    )?;
+    let (refs, view) = selection(call, &args, selected)?;
     let plan = plan(call, &view, &filters, &refs)?;
     let mut meta = Meta::of(&view, false);
     meta.warnings = plan.warnings;

@@ -99,6 +99,13 @@ struct DocumentRead<'a> {
     text: String,
     #[serde(rename = "byteLength")]
     byte_length: usize,
+    #[serde(flatten)]
+    about: DocumentAbout<'a>,
+}
+
+/// What the definitions say about a document, as every read and search result reports it.
+#[derive(Serialize)]
+pub(super) struct DocumentAbout<'a> {
     role: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     locale: Option<&'a str>,
@@ -108,6 +115,18 @@ struct DocumentRead<'a> {
     summary: Option<&'a str>,
     #[serde(rename = "canonicalUrl", skip_serializing_if = "Option::is_none")]
     canonical_url: Option<&'a str>,
+}
+
+impl<'a> DocumentAbout<'a> {
+    pub(super) fn of(d: &'a DocumentRef) -> DocumentAbout<'a> {
+        DocumentAbout {
+            role: &d.role,
+            locale: d.locale.as_deref(),
+            title: d.title.as_deref(),
+            summary: d.summary.as_deref(),
+            canonical_url: d.canonical_url.as_deref(),
+        }
+    }
 }
 
 /// One slot of a whole-document read.
@@ -184,11 +203,7 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
                             content_type,
                             byte_length: whole.text.len(),
                             text: whole.text,
-                            role: &doc.role,
-                            locale: doc.locale.as_deref(),
-                            title: doc.title.as_deref(),
-                            summary: doc.summary.as_deref(),
-                            canonical_url: doc.canonical_url.as_deref(),
+                            about: DocumentAbout::of(doc),
                         })
                     })
             }
@@ -254,20 +269,34 @@ const READ_KEYS: [&str; 7] = [
     "requiredStaticRevisionByProvider",
 ];
 
-pub fn read_documents(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
-    let args = Args::parse(json, &READ_KEYS)?;
-    let budget = &call.budgets.read;
-    let selected = target_list(&args, "selected", budget.max_selected)?;
-    let filters = Filters::parse(&args, budget.max_filter_values_per_dimension)?;
+/// A capability reference as parsed: provider ID and capability ID.
+pub(super) type CapabilityRef<'a> = (&'a str, &'a str);
+
+/// The selected capability references (each parsed or failed on its own) and the view over
+/// the providers of those that parsed.
+pub(super) fn selection<'a>(
+    call: &Call<'a>,
+    args: &Args,
+    selected: &'a [Value],
+) -> Result<(Vec<Result<CapabilityRef<'a>>>, View)> {
     let refs: Vec<Result<(&str, &str)>> = selected
         .iter()
         .enumerate()
         .map(|(i, v)| capability_ref(v, &format!("selected[{i}]"), call.bound))
         .collect();
     let view = call.view(
-        &args,
+        args,
         Some(refs.iter().filter_map(|r| r.as_ref().ok().map(|r| r.0))),
     )?;
+    Ok((refs, view))
+}
+
+pub fn read_documents(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
+    let args = Args::parse(json, &READ_KEYS)?;
+    let budget = &call.budgets.read;
+    let selected = target_list(&args, "selected", budget.max_selected)?;
+    let filters = Filters::parse(&args, budget.max_filter_values_per_dimension)?;
+    let (refs, view) = selection(call, &args, selected)?;
 
     let mut slots: Vec<Slot> = Vec::new();
     let mut declared: Vec<&str> = Vec::new();
