@@ -992,8 +992,8 @@ export declare class CapabilityGraph {
   match(query: MatchQuery): Promise<MatchResult>;
   /** Capabilities the configured retriever recalls for a text: a search, not a selection. */
   retrieveCapabilities(query: RetrieveCapabilitiesQuery): Promise<RetrieveCapabilitiesPage>;
-  /** Checks its query; the knowledge retriever is not called yet (CG_RETRIEVER_UNCONFIGURED
-   *  without one, else CG_RETRIEVER_UNAVAILABLE with `details.reason: 'backend_not_served_yet'`). */
+  /** Searches the selected capabilities' documents with the knowledge retriever; every hit is
+   *  checked against the content the engine reads. */
   queryKnowledge(query: QueryKnowledgeQuery): Promise<QueryKnowledgePage>;
   /** One page of running instances from one provider's runtime adapter. */
   queryRuntime(query: QueryRuntimeQuery): Promise<QueryRuntimePage>;
