@@ -293,8 +293,15 @@ function report(out, flags, result) {
   return EXIT[result.status];
 }
 
-const describe = (error) =>
-  error instanceof GraphError ? `${error.code}${error.details ? ` ${JSON.stringify(error.details)}` : ''}` : 'CG_INTERNAL';
+/** An error as one line; `index` names the provider a one-provider check opened (its path says providers[0]). */
+function describe(error, index) {
+  if (!(error instanceof GraphError)) return 'CG_INTERNAL';
+  let details = error.details;
+  if (index !== undefined && typeof details?.path === 'string') {
+    details = { ...details, path: details.path.replace(/^providers\[0\]/, `providers[${index}]`) };
+  }
+  return `${error.code}${details ? ` ${JSON.stringify(details)}` : ''}`;
+}
 
 async function doctor(flags) {
   const file = flags.config ?? DEFAULT_CONFIG;
@@ -331,7 +338,7 @@ async function doctor(flags) {
           : `${documents.documents} local documents readable`,
       );
     } catch (error) {
-      check(`provider:${id}`, 'fail', describe(error));
+      check(`provider:${id}`, 'fail', describe(error, i));
     } finally {
       await graph?.close();
     }
