@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CapabilityGraph } from '@devcodex/capability-graph';
+import { CapabilityGraph, createToolAdapter } from '@devcodex/capability-graph';
 import { cap, inline, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 async function withRetriever(retrieve, extra = {}) {
@@ -335,8 +335,11 @@ test('queryKnowledge: a retriever reads its targets through the engine and every
   // The same mapping gives the same revision.
   await graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'] });
   assert.equal(seen[1].mappingRevision, input.mappingRevision);
+  // The agent tool runs the same search (body tools need the host's approval).
+  const tool = await createToolAdapter(graph, { documentBodies: true }).call('query_knowledge', { text: 'route handler', selected: ['seed.http::route'] });
+  assert.deepEqual([tool.ok, tool.result.knowledgeState, tool.result.items], [true, 'searched', r.items]);
   const bound = await graph.forProvider('seed.http').queryKnowledge({ text: 'route', selected: ['route'], knowledgeIds: ['D-02'] });
-  assert.deepEqual([bound.knowledgeState, seen[2].targets.map((t) => t.knowledgeId), seen[2].mappingRevision === input.mappingRevision], ['searched', ['D-02'], false]);
+  assert.deepEqual([bound.knowledgeState, seen[3].targets.map((t) => t.knowledgeId), seen[3].mappingRevision === input.mappingRevision], ['searched', ['D-02'], false]);
   await graph.close();
 });
 
