@@ -200,7 +200,7 @@ async function askEngine(pending, question, readers) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-    const text = call(() => pending.ask(question, answers.length ? JSON.stringify(answers) : undefined, bodies));
+    const text = await call(() => pending.ask(question, answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
     for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies));
   }
@@ -217,6 +217,7 @@ const inputInvalid = (field, expected) => new GraphError({ code: 'CG_INPUT_INVAL
 function knowledgeAccess(pending, readers) {
   const inFlight = new Set();
   const issued = new WeakSet();
+  let unread;
   const ask = (question) => {
     const promise = askEngine(pending, question, readers).catch((error) => {
       if (error instanceof GraphError) issued.add(error);
@@ -254,9 +255,12 @@ function knowledgeAccess(pending, readers) {
   return {
     api,
     issued,
-    expire: () => unwrap(call(() => pending.ask('{"op":"expire"}', undefined, []))),
+    expire: () => {
+      unread = unwrap(call(() => pending.expire())).unread;
+    },
     prepare: async () => {
       await Promise.allSettled([...inFlight]);
+      if (unread === 0) return; // every target was read while the retriever ran
       try {
         await askEngine(pending, '{"op":"rest"}', readers);
       } catch (error) {

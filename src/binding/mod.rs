@@ -68,7 +68,7 @@ pub fn codex_version_ok(output: String, minimum: String) -> bool {
 /// A call waiting for a host component (executor, retriever, runtime adapter).
 #[napi]
 pub struct NativeHostCall {
-    call: Box<dyn crate::hostcall::HostCall>,
+    call: Arc<dyn crate::hostcall::HostCall>,
 }
 
 #[napi]
@@ -106,23 +106,58 @@ impl NativeHostCall {
         outcome(Err(self.call.fail(code.as_deref(), next_action.as_deref())))
     }
 
-    /// A question the running component asks the engine (JSON), with the host readers'
-    /// answers so far: the answer, an error string, or `?` + the reads still needed.
+    /// Ends what the component may still ask, at once (synchronously): its call settled.
     #[napi]
+    pub fn expire(&self) -> String {
+        outcome(guarded(|| {
+            self.call.ask(r#"{"op":"expire"}"#, None, Vec::new())
+        }))
+    }
+
+    /// A question the running component asks the engine (JSON), with the host readers'
+    /// answers so far: the answer, an error string, or `?` + the reads still needed. Runs off
+    /// the JS thread: answering may read documents.
+    #[napi(ts_return_type = "Promise<string>")]
     pub fn ask(
         &self,
         question: String,
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
-    ) -> String {
-        let bodies = bodies
-            .unwrap_or_default()
-            .iter()
-            .map(|b| Some(b.to_vec()))
-            .collect();
-        outcome(guarded(|| {
-            self.call.ask(&question, answers.as_deref(), bodies)
-        }))
+    ) -> AsyncTask<AskTask> {
+        AsyncTask::new(AskTask {
+            call: self.call.clone(),
+            question,
+            answers,
+            bodies: bodies
+                .unwrap_or_default()
+                .iter()
+                .map(|b| Some(b.to_vec()))
+                .collect(),
+        })
+    }
+}
+
+pub struct AskTask {
+    call: Arc<dyn crate::hostcall::HostCall>,
+    question: String,
+    answers: Option<String>,
+    bodies: Vec<Option<Vec<u8>>>,
+}
+
+impl Task for AskTask {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        let bodies = std::mem::take(&mut self.bodies);
+        Ok(outcome(guarded(|| {
+            self.call
+                .ask(&self.question, self.answers.as_deref(), bodies)
+        })))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
     }
 }
 
@@ -278,7 +313,9 @@ impl NativeGraph {
     ) -> Either<String, NativeHostCall> {
         match guarded(|| self.engine.start(&verb, &args, bound.as_deref())) {
             Ok(crate::hostcall::Started::Done(json)) => Either::A(json),
-            Ok(crate::hostcall::Started::Ask(call)) => Either::B(NativeHostCall { call }),
+            Ok(crate::hostcall::Started::Ask(call)) => {
+                Either::B(NativeHostCall { call: call.into() })
+            }
             Err(e) => Either::A(outcome(Err(e))),
         }
     }

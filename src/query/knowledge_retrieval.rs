@@ -466,7 +466,8 @@ impl HostCall for KnowledgeSearch {
 
     /// `{op: "read"|"scan"|"chunk", target, maxBytes?, chunkBytes?, offset?}` from the
     /// retriever's access;
-    /// `{op: "expire"}` once it settled; `{op: "rest"}` before its answer is judged.
+    /// `{op: "expire"}` once it settled (answers `{unread}`); `{op: "rest"}` before its answer
+    /// is judged.
     fn ask(
         &self,
         question: &str,
@@ -485,8 +486,11 @@ impl HostCall for KnowledgeSearch {
                 .read_rest(&host)
                 .map(|done| done.then(|| "{}".to_owned())),
             Some("expire") => {
-                self.lock().active = false;
-                Ok(Some("{}".to_owned()))
+                let mut access = self.lock();
+                access.active = false;
+                // How many targets the engine still has to read before the answer is judged.
+                let unread = access.observed.iter().filter(|o| o.is_none()).count();
+                Ok(Some(format!(r#"{{"unread":{unread}}}"#)))
             }
             _ => Err(GraphError::new(Code::Internal)),
         };
