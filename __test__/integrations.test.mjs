@@ -360,6 +360,8 @@ test('queryKnowledge: stale or foreign evidence fails the query, bad hits become
   await rejectsWith(run(stale(() => ({ observedAt: new Date(Date.now() + 60_000).toISOString() }))), 'CG_INDEX_STALE', 'query', 'refresh');
   await rejectsWith(run(stale(() => ({ indexedConfigRevision: 'cfg-0' }))), 'CG_INDEX_STALE', 'query', 'refresh');
   await rejectsWith(run(stale((e) => ({ documents: e.documents.slice(1) }))), 'CG_INDEX_STALE', 'query', 'refresh');
+  await rejectsWith(run(stale((e) => ({ documents: [e.documents[1], e.documents[1]] }))), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'document_duplicate' });
+  await rejectsWith(run(stale((e) => ({ documents: e.documents.map((d) => ({ ...d, indexedContentId: 'k:0000000000000000' })) }))), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'content_changed' });
   await rejectsWith(run(stale((e) => ({ documents: e.documents.map((d) => ({ ...d, sourceContentId: 'k:0000000000000000', indexedContentId: 'k:0000000000000000' })) }))), 'CG_INDEX_STALE', 'query', 'refresh');
   await rejectsWith(run(stale(() => ({ staticRevisionByProvider: { 'seed.http': 's:0' } }))), 'CG_REVISION_MISMATCH', 'query', 'refresh');
   // Evidence is required even for zero hits; valid evidence with zero hits is a search.

@@ -95,6 +95,12 @@ fn is_content_id(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+fn not_positive(field: &str) -> GraphError {
+    GraphError::new(Code::InputInvalid)
+        .detail("field", field)
+        .detail("expected", "integer > 0")
+}
+
 fn safe_offset(v: Option<&Value>) -> Option<u64> {
     v.and_then(Value::as_u64).filter(|n| *n < (1u64 << 53))
 }
@@ -265,11 +271,7 @@ impl KnowledgeSearch {
                 Some(v) => safe_offset(Some(v))
                     .filter(|n| *n > 0)
                     .map(Some)
-                    .ok_or_else(|| {
-                        GraphError::new(Code::InputInvalid)
-                            .detail("field", field)
-                            .detail("expected", "integer > 0")
-                    }),
+                    .ok_or_else(|| not_positive(field)),
             }
         };
         let chunk = || -> Result<u64> {
@@ -279,11 +281,8 @@ impl KnowledgeSearch {
         };
         match op {
             Some("read") => {
-                let max = positive("maxBytes", "budget.maxBytes")?.ok_or_else(|| {
-                    GraphError::new(Code::InputInvalid)
-                        .detail("field", "budget.maxBytes")
-                        .detail("expected", "integer > 0")
-                })?;
+                let max = positive("maxBytes", "budget.maxBytes")?
+                    .ok_or_else(|| not_positive("budget.maxBytes"))?;
                 self.read(target, max.min(self.limits.read_max_response), host)
             }
             Some("scan") => {
@@ -319,7 +318,8 @@ impl KnowledgeSearch {
         Ok(done)
     }
 
-    fn evidence(&self, v: Option<&Value>, access: &Access) -> Result<(String, Vec<String>)> {
+    /// The evidence's `observedAt` once every check passed.
+    fn evidence(&self, v: Option<&Value>, access: &Access) -> Result<String> {
         let e = v
             .and_then(Value::as_object)
             .ok_or_else(|| stale("evidence_missing"))?;
@@ -362,12 +362,12 @@ impl KnowledgeSearch {
             .and_then(Value::as_array)
             .filter(|d| d.len() == self.targets.len())
             .ok_or_else(|| stale("documents_mismatch"))?;
-        let mut indexed: Vec<Option<String>> = vec![None; self.targets.len()];
+        let mut proven = vec![false; self.targets.len()];
         for d in documents {
             let i = self
                 .target_of(&json!({ "id": d.get("id"), "knowledgeId": d.get("knowledgeId") }))
                 .map_err(|_| stale("document_not_a_target"))?;
-            if indexed[i].is_some() {
+            if proven[i] {
                 return Err(stale("document_duplicate"));
             }
             let source_id = d.get("sourceContentId").and_then(Value::as_str);
@@ -379,12 +379,9 @@ impl KnowledgeSearch {
             {
                 return Err(stale("content_changed"));
             }
-            indexed[i] = Some(source_id.to_owned());
+            proven[i] = true;
         }
-        Ok((
-            observed_at.to_owned(),
-            indexed.into_iter().map(Option::unwrap_or_default).collect(),
-        ))
+        Ok(observed_at.to_owned())
     }
 
     /// One hit: the target it belongs to, its score, or the warning that drops it.
@@ -509,13 +506,7 @@ impl HostCall for KnowledgeSearch {
             .filter(|h| h.len() as u64 <= self.limits.hits)
             .ok_or_else(page)?;
         let access = self.lock();
-        let (observed_at, _) = self.evidence(v.get("evidence"), &access).map_err(|e| {
-            if e.code() == Code::InputInvalid {
-                stale("evidence_invalid")
-            } else {
-                e
-            }
-        })?;
+        let observed_at = self.evidence(v.get("evidence"), &access)?;
         let mut meta = Meta::of(&self.view, false);
         meta.warnings = self.warnings.clone();
         let mut accepted: Vec<(usize, Option<f64>, u64, &str)> = Vec::new();
