@@ -123,41 +123,10 @@ impl NativeHostCall {
         question: String,
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
-    ) -> AsyncTask<AskTask> {
-        AsyncTask::new(AskTask {
-            call: self.call.clone(),
-            question,
-            answers,
-            bodies: bodies
-                .unwrap_or_default()
-                .iter()
-                .map(|b| Some(b.to_vec()))
-                .collect(),
-        })
-    }
-}
-
-pub struct AskTask {
-    call: Arc<dyn crate::hostcall::HostCall>,
-    question: String,
-    answers: Option<String>,
-    bodies: Vec<Option<Vec<u8>>>,
-}
-
-impl Task for AskTask {
-    type Output = String;
-    type JsValue = String;
-
-    fn compute(&mut self) -> napi::Result<String> {
-        let bodies = std::mem::take(&mut self.bodies);
-        Ok(outcome(guarded(|| {
-            self.call
-                .ask(&self.question, self.answers.as_deref(), bodies)
-        })))
-    }
-
-    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
-        Ok(output)
+    ) -> AsyncTask<PoolTask> {
+        let call = self.call.clone();
+        let bodies = owned(bodies);
+        PoolTask::run(move || call.ask(&question, answers.as_deref(), bodies))
     }
 }
 
@@ -233,30 +202,25 @@ pub fn neighbor_kinds() -> String {
     serde_json::Value::from(crate::snapshot::Kind::ALL.map(|k| k.as_str()).to_vec()).to_string()
 }
 
-/// A body read on the libuv pool: file I/O never runs on the JS thread.
-pub struct ReadTask {
-    engine: Arc<Engine>,
-    verb: String,
-    args: String,
-    bound: Option<String>,
-    answers: Option<String>,
-    bodies: Vec<Option<Vec<u8>>>,
+/// Work on the libuv pool (file I/O, reloads, document reads for a component): the JS thread
+/// never waits for it. Resolves the result or an error string.
+pub struct PoolTask(Option<Box<dyn FnOnce() -> Result<String> + Send>>);
+
+impl PoolTask {
+    fn run(work: impl FnOnce() -> Result<String> + Send + 'static) -> AsyncTask<PoolTask> {
+        AsyncTask::new(PoolTask(Some(Box::new(work))))
+    }
 }
 
-impl Task for ReadTask {
+impl Task for PoolTask {
     type Output = String;
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        let bodies = std::mem::take(&mut self.bodies);
-        Ok(outcome(guarded(|| {
-            self.engine.read(
-                &self.verb,
-                &self.args,
-                self.bound.as_deref(),
-                self.answers.as_deref(),
-                bodies,
-            )
+        let work = self.0.take();
+        Ok(outcome(guarded(|| match work {
+            Some(work) => work(),
+            None => Err(GraphError::new(Code::Internal)),
         })))
     }
 
@@ -265,25 +229,13 @@ impl Task for ReadTask {
     }
 }
 
-pub struct ReloadTask {
-    engine: Arc<Engine>,
-    args: String,
-    databases: Option<String>,
-}
-
-impl Task for ReloadTask {
-    type Output = String;
-    type JsValue = String;
-
-    fn compute(&mut self) -> napi::Result<String> {
-        Ok(outcome(guarded(|| {
-            self.engine.reload(&self.args, self.databases.as_deref())
-        })))
-    }
-
-    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
-        Ok(output)
-    }
+/// The bodies host readers returned, copied out of their JS buffers.
+fn owned(bodies: Option<Vec<Buffer>>) -> Vec<Option<Vec<u8>>> {
+    bodies
+        .unwrap_or_default()
+        .iter()
+        .map(|b| Some(b.to_vec()))
+        .collect()
 }
 
 #[napi]
@@ -330,29 +282,19 @@ impl NativeGraph {
         bound: Option<String>,
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
-    ) -> AsyncTask<ReadTask> {
-        AsyncTask::new(ReadTask {
-            engine: self.engine.clone(),
-            verb,
-            args,
-            bound,
-            answers,
-            bodies: bodies
-                .unwrap_or_default()
-                .iter()
-                .map(|b| Some(b.to_vec()))
-                .collect(),
+    ) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
+        let bodies = owned(bodies);
+        PoolTask::run(move || {
+            engine.read(&verb, &args, bound.as_deref(), answers.as_deref(), bodies)
         })
     }
 
     /// Reloads; `databases` is what was read again from database authorities (JSON).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn reload(&self, args: String, databases: Option<String>) -> AsyncTask<ReloadTask> {
-        AsyncTask::new(ReloadTask {
-            engine: self.engine.clone(),
-            args,
-            databases,
-        })
+    pub fn reload(&self, args: String, databases: Option<String>) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
+        PoolTask::run(move || engine.reload(&args, databases.as_deref()))
     }
 
     #[napi]
