@@ -1,7 +1,7 @@
 //! One open graph: its configuration, its store, and the verbs as the binding calls them —
 //! JSON text in, JSON text out, every error a `GraphError` in its verb's phase.
 
-use crate::config::{Budgets, ExecutorSpec, OpenConfig, ProviderSource, SourceKind};
+use crate::config::{Budgets, ConfigError, ExecutorSpec, OpenConfig, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::hostcall::Started;
 use crate::ids::is_id;
@@ -52,10 +52,7 @@ impl Engine {
             let id = snapshot.provider_id().to_owned();
             if providers.contains_key(&id) {
                 // Two inline definitions naming one provider.
-                return Err(GraphError::new(Code::ConfigInvalid)
-                    .with_phase(Phase::Config)
-                    .detail("path", source.path.clone())
-                    .detail("expected", "unique providerId"));
+                return Err(ConfigError::new(&source.path, "unique providerId").into());
             }
             source.provider_id = Some(id.clone());
             providers.insert(
@@ -71,16 +68,8 @@ impl Engine {
             None => None,
             Some(ExecutorSpec::Lexical { options }) => Some(Executor::Lexical {
                 min_score: lexical_options(&options).map_err(|e| {
-                    GraphError::new(Code::ConfigInvalid)
-                        .with_phase(Phase::Config)
-                        .detail("path", "executor")
-                        .detail(
-                            "expected",
-                            e.details()
-                                .and_then(|d| d.get("expected"))
-                                .cloned()
-                                .unwrap_or_default(),
-                        )
+                    let expected = e.details().and_then(|d| d.get("expected")?.as_str());
+                    ConfigError::new("executor", expected.unwrap_or_default())
                 })?,
             }),
             Some(ExecutorSpec::Host(h)) => Some(Executor::Host { id: h.id }),
@@ -91,10 +80,8 @@ impl Engine {
             .iter()
             .position(|(p, _)| !providers.contains_key(p))
         {
-            return Err(GraphError::new(Code::ConfigInvalid)
-                .with_phase(Phase::Config)
-                .detail("path", format!("runtimeAdapters[{i}].providerId"))
-                .detail("expected", "configured provider"));
+            let path = format!("runtimeAdapters[{i}].providerId");
+            return Err(ConfigError::new(&path, "configured provider").into());
         }
         let backends = Backends {
             capability_retriever: config.capability_retriever.is_some(),
@@ -328,12 +315,8 @@ impl Engine {
 }
 
 fn parse_config(config_json: &str) -> Result<OpenConfig> {
-    let value: Value = serde_json::from_str(config_json).map_err(|_| {
-        GraphError::new(Code::ConfigInvalid)
-            .with_phase(Phase::Config)
-            .detail("path", "$")
-            .detail("expected", "object")
-    })?;
+    let value: Value =
+        serde_json::from_str(config_json).map_err(|_| ConfigError::new("$", "object"))?;
     OpenConfig::parse(value)
 }
 

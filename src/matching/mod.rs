@@ -4,7 +4,7 @@
 
 pub mod lexical;
 
-use crate::config::Budgets;
+use crate::config::{Budgets, ConfigError};
 use crate::error::{
     input_invalid, input_too_large, project_executor_error, Code, GraphError, Phase, Result,
 };
@@ -36,12 +36,7 @@ pub enum Executor {
 
 /// `lexicalExecutor(options)`: `{ minScore? }`, a number in 0..=1.
 pub fn lexical_options(options: &Value) -> Result<f64> {
-    let bad = |path: &str, expected: &str| {
-        GraphError::new(Code::ConfigInvalid)
-            .with_phase(Phase::Config)
-            .detail("path", path)
-            .detail("expected", expected)
-    };
+    let bad = |path: &str, expected: &str| GraphError::from(ConfigError::new(path, expected));
     let map = match options {
         Value::Null => return Ok(lexical::DEFAULT_MIN_SCORE),
         Value::Object(m) if !is_non_json_marker(options) => m,
@@ -485,12 +480,7 @@ fn parse_version(s: &str) -> Option<(u64, u64, u64)> {
 /// `codexExecutor(options)`: `{ model?, codexPath?, env?, minCliVersion? }`. Returns the options
 /// as the executor uses them, with `minCliVersion` never below the built-in minimum.
 pub fn codex_options(options: &Value) -> Result<Value> {
-    let bad = |path: &str, expected: &str| {
-        GraphError::new(Code::ConfigInvalid)
-            .with_phase(Phase::Config)
-            .detail("path", path)
-            .detail("expected", expected)
-    };
+    let bad = |path: &str, expected: &str| GraphError::from(ConfigError::new(path, expected));
     let map = match options {
         Value::Null => Map::new(),
         Value::Object(m) if !is_non_json_marker(options) => m.clone(),

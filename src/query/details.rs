@@ -1,7 +1,7 @@
 //! `getCapabilities`: one slot per input reference, in input order, with the capability's
 //! details, the first neighbours of each kind and a page of its knowledge summaries.
 
-use super::args::{capability_ref, clamped_integer, invalid, pair, too_large, Args};
+use super::args::{clamped_integer, invalid, pair, too_large, Args};
 use super::page::Rows;
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -210,15 +210,7 @@ pub fn get_capabilities(call: &Call, json: &str) -> Result<String> {
     if ids.len() as u64 > budget.max_capabilities {
         return Err(too_large("ids", budget.max_capabilities));
     }
-    let refs: Vec<Result<(&str, &str)>> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, v)| capability_ref(v, &format!("ids[{i}]"), call.bound))
-        .collect();
-    let view = call.view(
-        &args,
-        Some(refs.iter().filter_map(|r| r.as_ref().ok().map(|r| r.0))),
-    )?;
+    let (refs, view) = call.slot_targets(&args, "ids", ids)?;
     let neighbours = call.budgets.neighbors.max_page_size;
     let limits = Limits {
         neighbours: match args.get("neighborLimitPerKind")? {

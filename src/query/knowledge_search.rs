@@ -5,7 +5,7 @@
 
 use super::args::{clamped_integer, invalid, target_list, Args};
 use super::knowledge_retrieval::{Held, KnowledgeSearch, Limits};
-use super::reads::{selection, Filters};
+use super::reads::Filters;
 use super::views::to_json;
 use super::Call;
 use crate::definitions::model::{DocumentRef, KnowledgeRef, Locator};
@@ -299,7 +299,7 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
         None => budget.max_hits,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_hits)?,
     };
-    let (refs, view) = selection(call, &args, selected)?;
+    let (refs, view) = call.slot_targets(&args, "selected", selected)?;
     let plan = plan(call, &view, &filters, &refs)?;
     let mut meta = Meta::of(&view, false);
     meta.warnings = plan.warnings;

@@ -25,8 +25,12 @@ use crate::scope::{effective_scope, view, Pins, View};
 use crate::store::StoreState;
 use args::{invalid, Args};
 use closure::Node;
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+
+/// A capability reference as parsed: provider ID and capability ID.
+pub type CapabilityRef<'a> = (&'a str, &'a str);
 
 /// One call: the state it pinned, the budgets in force, and the provider a bound facade
 /// restricts it to.
@@ -37,7 +41,7 @@ pub struct Call<'a> {
     pub bound: Option<&'a str>,
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
     /// The call's view: its effective scope, each provider served from the revision the
     /// arguments require. `targets` are the providers its explicit targets name; a verb
     /// without explicit targets reads its whole scope (`None`).
@@ -109,5 +113,52 @@ impl Call<'_> {
             .find(capability)
             .ok_or_else(|| GraphError::new(Code::CapabilityNotFound))?;
         Ok((p, node))
+    }
+
+    /// The targets of a batch verb (`getCapabilities`, `readDocuments`, `queryKnowledge`): each
+    /// reference parsed on its own (a failure stays in its slot), and the view over the
+    /// providers of those that parsed.
+    pub fn slot_targets<'v>(
+        &self,
+        args: &Args,
+        field: &str,
+        list: &'v [Value],
+    ) -> Result<(Vec<Result<CapabilityRef<'v>>>, View)>
+    where
+        'a: 'v,
+    {
+        let refs: Vec<Result<CapabilityRef>> = list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| args::capability_ref(v, &format!("{field}[{i}]"), self.bound))
+            .collect();
+        let targets = refs.iter().filter_map(|r| r.as_ref().ok().map(|r| r.0));
+        let view = self.view(args, Some(targets))?;
+        Ok((refs, view))
+    }
+
+    /// The targets of an all-or-nothing verb (`resolve`, `resolveSelection`): every reference's
+    /// syntax first, then each target in input order, kept once. Returns the call's view and
+    /// the distinct nodes.
+    pub fn locate_all(
+        &self,
+        args: &Args,
+        field: &str,
+        list: &[Value],
+    ) -> Result<(View, Vec<Node>)> {
+        let refs = list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| args::capability_ref(v, &format!("{field}[{i}]"), self.bound))
+            .collect::<Result<Vec<_>>>()?;
+        let view = self.view(args, Some(refs.iter().map(|r| r.0)))?;
+        let mut nodes: Vec<Node> = Vec::with_capacity(refs.len());
+        for (provider, capability) in refs {
+            let node = self.locate(&view, provider, capability)?;
+            if !nodes.contains(&node) {
+                nodes.push(node);
+            }
+        }
+        Ok((view, nodes))
     }
 }

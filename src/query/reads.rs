@@ -269,34 +269,12 @@ const READ_KEYS: [&str; 7] = [
     "requiredStaticRevisionByProvider",
 ];
 
-/// A capability reference as parsed: provider ID and capability ID.
-pub(super) type CapabilityRef<'a> = (&'a str, &'a str);
-
-/// The selected capability references (each parsed or failed on its own) and the view over
-/// the providers of those that parsed.
-pub(super) fn selection<'a>(
-    call: &Call<'a>,
-    args: &Args,
-    selected: &'a [Value],
-) -> Result<(Vec<Result<CapabilityRef<'a>>>, View)> {
-    let refs: Vec<Result<(&str, &str)>> = selected
-        .iter()
-        .enumerate()
-        .map(|(i, v)| capability_ref(v, &format!("selected[{i}]"), call.bound))
-        .collect();
-    let view = call.view(
-        args,
-        Some(refs.iter().filter_map(|r| r.as_ref().ok().map(|r| r.0))),
-    )?;
-    Ok((refs, view))
-}
-
 pub fn read_documents(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &READ_KEYS)?;
     let budget = &call.budgets.read;
     let selected = target_list(&args, "selected", budget.max_selected)?;
     let filters = Filters::parse(&args, budget.max_filter_values_per_dimension)?;
-    let (refs, view) = selection(call, &args, selected)?;
+    let (refs, view) = call.slot_targets(&args, "selected", selected)?;
 
     let mut slots: Vec<Slot> = Vec::new();
     let mut declared: Vec<&str> = Vec::new();

@@ -1,6 +1,6 @@
 //! `resolve` (SPEC §6.1): explicit capabilities plus the closure of what they require.
 
-use super::args::{capability_ref, target_list, Args};
+use super::args::{target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use super::views::StaticCapability;
 use super::Call;
@@ -50,20 +50,7 @@ pub fn resolve(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.resolve;
     let ids = target_list(&args, "ids", budget.max_ids)?;
-    // Every reference's syntax first, then targets in input order.
-    let refs = ids
-        .iter()
-        .enumerate()
-        .map(|(i, v)| capability_ref(v, &format!("ids[{i}]"), call.bound))
-        .collect::<Result<Vec<_>>>()?;
-    let view = call.view(&args, Some(refs.iter().map(|r| r.0)))?;
-    let mut roots: Vec<Node> = Vec::with_capacity(refs.len());
-    for (provider, capability) in refs {
-        let node = call.locate(&view, provider, capability)?;
-        if !roots.contains(&node) {
-            roots.push(node);
-        }
-    }
+    let (view, roots) = call.locate_all(&args, "ids", ids)?;
     resolution(&view, &roots, budget, Meta::of(&view, false)).map(|(json, _)| json)
 }
 

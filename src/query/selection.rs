@@ -1,7 +1,7 @@
 //! `resolveSelection`: the capabilities an agent selected plus everything they require, all or
 //! nothing (the closure engine's strict mode).
 
-use super::args::{capability_ref, target_list, Args};
+use super::args::{target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -66,19 +66,7 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.selection;
     let selected = target_list(&args, "selected", budget.max_selected)?;
-    let refs = selected
-        .iter()
-        .enumerate()
-        .map(|(i, v)| capability_ref(v, &format!("selected[{i}]"), call.bound))
-        .collect::<Result<Vec<_>>>()?;
-    let full = call.view(&args, Some(refs.iter().map(|r| r.0)))?;
-    let mut roots: Vec<Node> = Vec::with_capacity(refs.len());
-    for &(p, c) in &refs {
-        let node = call.locate(&full, p, c)?;
-        if !roots.contains(&node) {
-            roots.push(node);
-        }
-    }
+    let (full, roots) = call.locate_all(&args, "selected", selected)?;
     // The result speaks for the selected providers only.
     let providers: BTreeSet<usize> = roots.iter().map(|n| n.0).collect();
     let view = View {
