@@ -525,4 +525,4 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
   }
 }
 
-module.exports = { main, parseArgs, renderExport };
+module.exports = { main };

@@ -170,4 +170,4 @@ function codexExecutor(options) {
   });
 }
 
-module.exports = { codexExecutor, OUTPUT_SCHEMA };
+module.exports = { codexExecutor };

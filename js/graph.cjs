@@ -2,7 +2,7 @@
 // The public classes. Each verb prints its argument as JSON (the pure-JSON walk), calls the
 // engine once and parses one JSON answer; every failure rejects with a GraphError.
 
-const { native, unwrap, call } = require('./native.cjs');
+const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError } = require('./errors.cjs');
 const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
 
@@ -124,7 +124,7 @@ function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued
       if (abortComponent) controller.abort();
       fn();
     };
-    const fail = (code, action) => settle(true, () => reject(GraphError.fromJSON(pending.fail(code, action).slice(1))));
+    const fail = (code, action) => settle(true, () => reject(failure(pending.fail(code, action))));
     const onAbort = () => fail('CG_MODEL_CANCELLED');
     const entry = { close: () => settle(true, () => reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }))) };
     if (signal?.aborted) return onAbort();
@@ -192,20 +192,28 @@ async function askReaders(readers, request, bodies) {
   return { ...answer, kind: 'none' };
 }
 
+/** Rounds of host reads a call may need: documents can only be added by a reload in between. */
+const MAX_READ_ROUNDS = 4;
+
 /**
- * Asks a pending host call `question` (JSON text), running the host's readers for the URL
- * documents the engine needs to answer it.
+ * Runs an engine call that may need the host's readers for URL documents: `send(answers,
+ * bodies)` answers the result, or `?` + the reads it still needs, which the readers answer for
+ * the next round.
  */
-async function askEngine(pending, question, readers) {
+async function withReaders(send, readers, phase) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-    const text = await call(() => pending.ask(question, answers.length ? JSON.stringify(answers) : undefined, bodies));
+    const text = await call(() => send(answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
     for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies));
   }
-  throw new GraphError({ code: 'CG_INTERNAL', phase: 'query' });
+  throw new GraphError({ code: 'CG_INTERNAL', phase });
 }
+
+/** Asks a pending host call `question` (JSON text); the engine may need the host's readers. */
+const askEngine = (pending, question, readers) =>
+  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query');
 
 const inputInvalid = (field, expected) => new GraphError({ code: 'CG_INPUT_INVALID', phase: 'query', details: { field, expected } });
 
@@ -218,11 +226,14 @@ function knowledgeAccess(pending, readers) {
   const inFlight = new Set();
   const issued = new WeakSet();
   let unread;
-  const ask = (question) => {
-    const promise = askEngine(pending, question, readers).catch((error) => {
+  // What the engine raises here reaches the caller unchanged if the retriever rethrows it.
+  const engine = (question) =>
+    askEngine(pending, question, readers).catch((error) => {
       if (error instanceof GraphError) issued.add(error);
       throw error;
     });
+  const ask = (question) => {
+    const promise = engine(question);
     inFlight.add(promise);
     promise.then(
       () => inFlight.delete(promise),
@@ -261,12 +272,7 @@ function knowledgeAccess(pending, readers) {
     prepare: async () => {
       await Promise.allSettled([...inFlight]);
       if (unread === 0) return; // every target was read while the retriever ran
-      try {
-        await askEngine(pending, '{"op":"rest"}', readers);
-      } catch (error) {
-        issued.add(error);
-        throw error;
-      }
+      await engine('{"op":"rest"}');
     },
   };
 }
@@ -335,9 +341,6 @@ async function readDatabases(sources, hosts) {
   return toWireJson(reads);
 }
 
-/** Rounds of host reads a call may need: documents can only be added by a reload in between. */
-const MAX_READ_ROUNDS = 4;
-
 // An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
 const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
@@ -353,8 +356,8 @@ const UNARY_VERBS = [
 ];
 /** Body reads: one query object, run off the JS thread. */
 const READ_VERBS = ['readDocuments', 'readSpecification', 'readDocumentPage', 'readSpecificationPage'];
-/** Query verbs taking a target and a query object. */
-const BINARY_VERBS = ['getProvider', 'getCapabilities', 'getNeighbors'];
+/** Query verbs taking a target and a query object (getProvider's target is the bound provider). */
+const BINARY_VERBS = ['getCapabilities', 'getNeighbors'];
 
 class CapabilityGraph {
   #native;
@@ -388,20 +391,8 @@ class CapabilityGraph {
 
   static {
     runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
-    runRead = async (graph, verb, args, providerId) => {
-      const answers = [];
-      const bodies = [];
-      for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-        const text = await call(() =>
-          graph.#native.read(verb, args, providerId, answers.length ? JSON.stringify(answers) : undefined, bodies),
-        );
-        if (text[0] !== '?') return unwrap(text);
-        for (const request of JSON.parse(text.slice(1))) {
-          answers.push(await askReaders(graph.#hosts.readers, request, bodies));
-        }
-      }
-      throw new GraphError({ code: 'CG_INTERNAL', phase: 'document' });
-    };
+    runRead = (graph, verb, args, providerId) =>
+      withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document');
     runHosted = async (graph, verb, query, providerId) => {
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
@@ -494,7 +485,7 @@ for (const verb of READ_VERBS) {
     return runRead(graphOf(this), verb, wire(query), this.providerId);
   };
 }
-for (const verb of BINARY_VERBS.filter((v) => v !== 'getProvider')) {
+for (const verb of BINARY_VERBS) {
   CapabilityGraph.prototype[verb] = async function (target, query) {
     return runQuery(this, verb, wirePair(target, query));
   };

@@ -7,9 +7,12 @@ const { GraphError } = require('./errors.cjs');
 
 const FAILURE = 33; // "!"
 
+/** The GraphError of a native failure string. */
+const failure = (text) => GraphError.fromJSON(text.slice(1));
+
 /** Parses a native result, throwing its GraphError. */
 function unwrap(text) {
-  if (text.charCodeAt(0) === FAILURE) throw GraphError.fromJSON(text.slice(1));
+  if (text.charCodeAt(0) === FAILURE) throw failure(text);
   return JSON.parse(text);
 }
 
@@ -27,4 +30,4 @@ function call(fn, ...args) {
   }
 }
 
-module.exports = { native, unwrap, call };
+module.exports = { native, unwrap, failure, call };

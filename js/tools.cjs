@@ -5,6 +5,7 @@
 // error. Tool metadata holds no capability data: there is no tool per capability.
 
 const { GraphError } = require('./errors.cjs');
+const { native } = require('./native.cjs');
 const { parseQualifiedId, CapabilityGraph, BoundProviderGraph } = require('./graph.cjs');
 
 // --- schema fragments, written for a model -------------------------------------------------
@@ -38,7 +39,7 @@ const knowledgeIds = { type: 'array', items: { type: 'string', pattern: KNOWLEDG
 const strings = (description) => ({ type: 'array', items: { type: 'string' }, maxItems: 128, description });
 const kinds = {
   type: 'array',
-  items: { enum: ['parents', 'children', 'specializes', 'specializedBy', 'related', 'relatedBy', 'requires', 'requiredBy'] },
+  items: { enum: JSON.parse(native.neighborKinds()) },
   uniqueItems: true,
   description: 'Relation groups to return (default: all eight).',
 };
@@ -456,4 +457,4 @@ async function listEntryPoints(graph, entries, args) {
   return { items, meta: { ...meta, completeness: items.every((s) => s.ok) ? 'complete' : 'partial' } };
 }
 
-module.exports = { createToolAdapter, TOOLS };
+module.exports = { createToolAdapter };
