@@ -252,8 +252,7 @@ test('queryKnowledge answers what it can without a retriever, and never calls on
   const partly = await q({ selected: ['acme::missing', 'acme::e'] });
   assert.deepEqual(partly.meta.warnings.map((w) => [w.code, w.details.selectedIndex]), [['CG_CAPABILITY_NOT_FOUND', 0]]);
   await rejectsWith(q({ selected: ['acme::missing', 'acme::gone'] }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
-  const mixed = await q({ selected: ['acme::missing', 'nope::x'] }).catch((e) => e);
-  assert.equal(mixed.code, 'CG_PARTIAL_ITEM');
+  const mixed = await rejectsWith(q({ selected: ['acme::missing', 'nope::x'] }), 'CG_PARTIAL_ITEM', 'query', 'fix_input');
   assert.deepEqual(mixed.details.failures.map((f) => [f.inputIndex, f.code]), [[0, 'CG_CAPABILITY_NOT_FOUND'], [1, 'CG_PROVIDER_NOT_FOUND']]);
   assert.deepEqual([mixed.details.failureCount, mixed.details.omittedFailureCount], [2, 0]);
 

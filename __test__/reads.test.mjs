@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
-import { cap, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
+import { assertError, cap, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 const doc = (knowledgeId, locator, extra = {}) => ({ kind: 'document', knowledgeId, role: 'guide', locator, ...extra });
 const file = (p, root) => (root ? { type: 'relative-file', path: p, root } : { type: 'relative-file', path: p });
@@ -105,7 +105,7 @@ test('read budgets: documents per call, whole documents, whole responses', async
     await rejectsWith(graph.readDocuments({ selected: ['acme::x'] }), 'CG_INPUT_TOO_LARGE', 'document', 'narrow_scope');
     const r = await graph.readDocuments({ selected: ['acme::x'], knowledgeIds: ['D0', 'D8'] });
     assert.equal(r.results[0].ok, true);
-    assert.equal(r.results[1].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    assertError(r.results[1].error, 'CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope');
     const tight = await open({ read: { maxResponseBytes: 1500 } });
     await rejectsWith(tight.readDocuments({ selected: ['acme::x'], knowledgeIds: ['D0', 'D1', 'D2', 'D3', 'D4', 'D5', 'D6', 'D7'] }), 'CG_RESULT_TOO_LARGE', 'document', 'narrow_scope');
     await tight.close();
@@ -154,8 +154,7 @@ test('path safety at read: symlinks, FIFOs, missing files, missing roots', async
     await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'PIPE' }), 'CG_DOCUMENT_ACCESS_DENIED', 'document', 'check_config');
     await rejectsWith(graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'ESCAPE' }), 'CG_DOCUMENT_ACCESS_DENIED', 'document', 'check_config');
     const noRoot = await rootless.readDocuments({ selected: ['acme::x'], knowledgeIds: ['ALIAS'] });
-    assert.equal(noRoot.results[0].error.code, 'CG_DOCUMENT_ROOT_REQUIRED');
-    assert.equal(noRoot.results[0].error.nextAction, 'check_config');
+    assertError(noRoot.results[0].error, 'CG_DOCUMENT_ROOT_REQUIRED', 'document', 'check_config');
     assertNoPath(r, t.root, outside);
     await rejectsWith(
       CapabilityGraph.open({ providers: [{ definition, documentRoot: path.join(t.root, 'nope') }] }),
@@ -259,7 +258,7 @@ test('URL documents are references unless a host reader reads them; reader outpu
   const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge })] };
   const plain = await CapabilityGraph.open({ providers: [{ definition }] });
   const r0 = await plain.readDocuments({ selected: ['acme::x'] });
-  assert.deepEqual(r0.results.map((s) => s.error.code), ['CG_DOCUMENT_REFERENCE_ONLY', 'CG_DOCUMENT_REFERENCE_ONLY']);
+  for (const s of r0.results) assertError(s.error, 'CG_DOCUMENT_REFERENCE_ONLY', 'document', 'fix_input');
   await plain.close();
 
   const body = '# Remote guide\n\nSecond paragraph.\n';
@@ -279,7 +278,7 @@ test('URL documents are references unless a host reader reads them; reader outpu
     let r = await graph.readDocuments({ selected: ['acme::x'] });
     assert.equal(r.results[0].value.text, body);
     assert.equal(r.results[0].value.source, url);
-    assert.equal(r.results[1].error.code, 'CG_DOCUMENT_REFERENCE_ONLY', 'no reader accepts the second URL');
+    assertError(r.results[1].error, 'CG_DOCUMENT_REFERENCE_ONLY', 'document', 'fix_input'); // no reader accepts it
     assert.deepEqual(calls[0], ['WEB', 'acme', 4194304]);
     const page = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'WEB', maxBytes: 20 });
     const rest = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'WEB', maxBytes: 20, cursor: page.nextCursor });
@@ -293,15 +292,16 @@ test('URL documents are references unless a host reader reads them; reader outpu
       [() => ({ ...good(), source: 'https://elsewhere.example/' }), 'CG_ADAPTER_CONTRACT_INVALID'],
       [() => ({ ...good(), bytes: body }), 'CG_ADAPTER_CONTRACT_INVALID'],
       [() => ({ ...good(), contentType: ' ' }), 'CG_ADAPTER_CONTRACT_INVALID'],
-      [() => ({ ...good(), bytes: new Uint8Array([0xff]) }), 'CG_DOCUMENT_UNREADABLE'],
-      [() => { throw new Error('connect ECONNREFUSED /home/secret/path'); }, 'CG_DOCUMENT_UNREADABLE'],
+      [() => ({ ...good(), bytes: new Uint8Array([0xff]) }), 'CG_DOCUMENT_UNREADABLE', 'fix_input'],
+      [() => { throw new Error('connect ECONNREFUSED /home/secret/path'); }, 'CG_DOCUMENT_UNREADABLE', 'retry'],
       [() => { throw Object.assign(new Error('stale'), { code: 'CG_INDEX_STALE' }); }, 'CG_INDEX_STALE'],
       [() => null, 'CG_ADAPTER_CONTRACT_INVALID'],
     ];
-    for (const [make, expected] of cases) {
+    for (const [make, expected, action] of cases) {
       reply = make;
       const s = await slot();
       assert.equal(s.ok ? 'ok' : s.error.code, expected, String(make));
+      if (action) assert.equal(s.error.nextAction, action, String(make));
       if (!s.ok) {
         assert.equal(s.error.phase, 'document');
         assert.ok(!JSON.stringify(s).includes('secret'));
@@ -310,7 +310,7 @@ test('URL documents are references unless a host reader reads them; reader outpu
     reply = () => { throw new Error('down'); };
     assert.equal((await slot()).error.nextAction, 'retry');
     const tight = await CapabilityGraph.open({ providers: [{ definition }], readers: [{ ...reader, read: async () => ({ bytes: new Uint8Array(5000), contentType: 'text/plain', source: url }) }], budgets: { read: { maxResponseBytes: 4096 } } });
-    assert.equal((await tight.readDocuments({ selected: ['acme::x'], knowledgeIds: ['WEB'] })).results[0].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    assertError((await tight.readDocuments({ selected: ['acme::x'], knowledgeIds: ['WEB'] })).results[0].error, 'CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope');
     await tight.close();
   } finally {
     await graph.close();
