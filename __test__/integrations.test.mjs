@@ -268,6 +268,9 @@ test('queryKnowledge answers what it can without a retriever, and never calls on
   await rejectsWith(limited.queryKnowledge({ text: 'x', selected: ['seed.http::route'] }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { budget: 'queryKnowledge.maxTargets' });
   assert.equal((await limited.queryKnowledge({ text: 'x', selected: ['acme::e'] })).knowledgeState, 'empty_collection');
   await limited.close();
+  const narrow = await open({ budgets: { queryKnowledge: { maxTargetBytes: 100 } }, knowledgeRetriever: { id: 'k', retrieve: (i) => (calls.push(i), { hits: [] }) } });
+  await rejectsWith(narrow.queryKnowledge({ text: 'x', selected: ['seed.http::route'] }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { budget: 'queryKnowledge.maxTargetBytes' });
+  await narrow.close();
   assert.equal(calls.length, 0);
 });
 
@@ -360,6 +363,8 @@ test('queryKnowledge: stale or foreign evidence fails the query, bad hits become
   await rejectsWith(run(stale(() => ({ indexedConfigRevision: 'cfg-0' }))), 'CG_INDEX_STALE', 'query', 'refresh');
   await rejectsWith(run(stale((e) => ({ documents: e.documents.slice(1) }))), 'CG_INDEX_STALE', 'query', 'refresh');
   await rejectsWith(run(stale((e) => ({ documents: [e.documents[1], e.documents[1]] }))), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'document_duplicate' });
+  await rejectsWith(run(stale((e) => ({ documents: [{ ...e.documents[0], knowledgeId: 'D-03' }, e.documents[1]] }))), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'document_not_a_target' });
+  await rejectsWith(run(stale((e) => ({ documents: e.documents.map((d) => ({ ...d, sourceContentId: `k:${'0'.repeat(64)}` })) }))), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'content_id_invalid' });
   await rejectsWith(run(stale((e) => ({ documents: e.documents.map((d) => ({ ...d, indexedContentId: 'k:0000000000000000' })) }))), 'CG_INDEX_STALE', 'query', 'refresh', { reason: 'content_changed' });
   await rejectsWith(run(stale((e) => ({ documents: e.documents.map((d) => ({ ...d, sourceContentId: 'k:0000000000000000', indexedContentId: 'k:0000000000000000' })) }))), 'CG_INDEX_STALE', 'query', 'refresh');
   await rejectsWith(run(stale(() => ({ staticRevisionByProvider: { 'seed.http': 's:0' } }))), 'CG_REVISION_MISMATCH', 'query', 'refresh');
@@ -401,16 +406,19 @@ test('queryKnowledge: stale or foreign evidence fails the query, bad hits become
 test('queryKnowledge: access reads only the targets sent, and expires with the call', async () => {
   let kept;
   const errors = [];
+  const fields = (e) => [e.code, e.phase, e.nextAction, e.details?.reason ?? e.details?.field];
   const retriever = {
     id: 'probing',
     async retrieve(input, access) {
       kept = access;
       const t = input.targets[0];
       for (const target of [{ ...t, extra: 1 }, { id: { providerId: 'seed.http', capabilityId: 'schema.request' }, knowledgeId: 'D-03' }, { id: 'nope::x', knowledgeId: 'D-01' }, 'D-01']) {
-        errors.push(await access.read(target, { maxBytes: 100 }).then(() => null, (e) => [e.code, e.details?.reason]));
+        errors.push(await access.read(target, { maxBytes: 100 }).then(() => null, fields));
       }
-      errors.push(await access.read({ id: t.id, knowledgeId: t.knowledgeId }, { maxBytes: 0 }).then(() => null, (e) => e.code));
-      errors.push(await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, null).then(() => null, (e) => e.code));
+      const own = { id: t.id, knowledgeId: t.knowledgeId };
+      errors.push(await access.read(own, { maxBytes: 0 }).then(() => null, fields));
+      errors.push(await access.scan(own, null).then(() => null, fields));
+      errors.push(await access.scan(own, () => {}, { signal: 'stop' }).then(() => null, fields));
       const chunks = [];
       const scanned = await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, (bytes, offset) => chunks.push([offset, bytes.length]), { chunkBytes: 100 });
       assert.equal(chunks.reduce((n, [, l]) => n + l, 0), scanned.totalBytes);
@@ -422,12 +430,13 @@ test('queryKnowledge: access reads only the targets sent, and expires with the c
   const graph = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: retriever });
   await rejectsWith(graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', { reason: 'retrieval_target_override' });
   assert.deepEqual(errors, [
-    ['CG_ADAPTER_CONTRACT_INVALID', 'retrieval_target_override'],
-    ['CG_ADAPTER_CONTRACT_INVALID', 'retrieval_target_not_selected'],
-    ['CG_SCOPE_DENIED', undefined],
-    ['CG_INPUT_INVALID', undefined],
-    'CG_INPUT_INVALID',
-    'CG_INPUT_INVALID',
+    ['CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', 'retrieval_target_override'],
+    ['CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', 'retrieval_target_not_selected'],
+    ['CG_SCOPE_DENIED', 'query', 'narrow_scope', undefined],
+    ['CG_INPUT_INVALID', 'query', 'fix_input', 'target'],
+    ['CG_INPUT_INVALID', 'query', 'fix_input', 'budget.maxBytes'],
+    ['CG_INPUT_INVALID', 'query', 'fix_input', 'consume'],
+    ['CG_INPUT_INVALID', 'query', 'fix_input', 'options.signal'],
   ]);
   await rejectsWith(kept.read({ id: 'seed.http::route', knowledgeId: 'D-01' }, { maxBytes: 10 }), 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', { reason: 'retrieval_access_expired' });
   // A failure of the retriever's own is its unavailability; no text of it passes.

@@ -33,22 +33,11 @@ fn ask(call: &dyn HostCall, question: Value) -> Value {
     serde_json::from_str(&answer).unwrap()
 }
 
-fn ask_err(call: &dyn HostCall, question: Value) -> GraphErrorJson {
-    let e = call
-        .ask(&question.to_string(), None, Vec::new())
-        .expect_err("the question should fail");
-    GraphErrorJson(e.to_json_value())
-}
-
-struct GraphErrorJson(Value);
-
-impl GraphErrorJson {
-    fn code(&self) -> &str {
-        self.0["code"].as_str().unwrap()
-    }
-    fn reason(&self) -> Option<&str> {
-        self.0["details"]["reason"].as_str()
-    }
+/// The error JSON a question fails with.
+fn ask_err(call: &dyn HostCall, question: Value) -> Value {
+    call.ask(&question.to_string(), None, Vec::new())
+        .expect_err("the question should fail")
+        .to_json_value()
 }
 
 /// Evidence that proves the index matches `req` at the content IDs given per target.
@@ -145,42 +134,46 @@ fn access_checks_the_target_and_expires() {
     );
     assert!(read["text"].as_str().unwrap().starts_with('#'));
     assert_eq!(read["source"], "knowledge/route-validation.md");
+    let contract = ("CG_ADAPTER_CONTRACT_INVALID", "contact_admin");
     let cases = [
         (
             json!({ "id": target, "knowledgeId": "D-02", "role": "x" }),
-            "CG_ADAPTER_CONTRACT_INVALID",
+            contract,
             Some("retrieval_target_override"),
         ),
         (
             json!({ "id": target, "knowledgeId": "D-03" }),
-            "CG_ADAPTER_CONTRACT_INVALID",
+            contract,
             Some("retrieval_target_not_selected"),
         ),
         (
             json!({ "id": "other::route", "knowledgeId": "D-01" }),
-            "CG_SCOPE_DENIED",
+            ("CG_SCOPE_DENIED", "narrow_scope"),
             None,
         ),
-        (json!("D-01"), "CG_INPUT_INVALID", None),
+        (json!("D-01"), ("CG_INPUT_INVALID", "fix_input"), None),
     ];
-    for (t, code, reason) in cases {
+    for (t, (code, action), reason) in cases {
         let e = ask_err(
             call.as_ref(),
             json!({ "op": "read", "target": t, "maxBytes": 10 }),
         );
-        assert_eq!((e.code(), e.reason()), (code, reason), "{t}");
+        assert_err_json(&e, code, "query", Some(action));
+        assert_eq!(e["details"]["reason"].as_str(), reason, "{t}");
     }
+    let own = json!({ "id": target, "knowledgeId": "D-02" });
     let e = ask_err(
         call.as_ref(),
-        json!({ "op": "read", "target": { "id": target, "knowledgeId": "D-02" }, "maxBytes": 0 }),
+        json!({ "op": "read", "target": own, "maxBytes": 0 }),
     );
-    assert_eq!(e.code(), "CG_INPUT_INVALID");
+    assert_err_json(&e, "CG_INPUT_INVALID", "query", Some("fix_input"));
     ask(call.as_ref(), json!({ "op": "expire" }));
     let e = ask_err(
         call.as_ref(),
         json!({ "op": "read", "target": { "id": target, "knowledgeId": "D-02" }, "maxBytes": 10 }),
     );
-    assert_eq!(e.reason(), Some("retrieval_access_expired"));
+    assert_err_json(&e, contract.0, "query", Some(contract.1));
+    assert_eq!(e["details"]["reason"], "retrieval_access_expired");
 }
 
 #[test]
@@ -220,13 +213,23 @@ fn evidence_and_hits_are_checked_against_what_the_engine_read() {
     let e = call
         .finish(&json!({ "hits": [], "evidence": stale }).to_string())
         .unwrap_err();
-    assert_eq!(e.code().as_str(), "CG_INDEX_STALE");
+    assert_err_json(
+        &e.to_json_value(),
+        "CG_INDEX_STALE",
+        "query",
+        Some("refresh"),
+    );
     let mut foreign = evidence(&req, &ids);
     foreign["staticRevisionByProvider"] = json!({ SEED: "s:0000000000000000" });
     let e = call
         .finish(&json!({ "hits": [], "evidence": foreign }).to_string())
         .unwrap_err();
-    assert_eq!(e.code().as_str(), "CG_REVISION_MISMATCH");
+    assert_err_json(
+        &e.to_json_value(),
+        "CG_REVISION_MISMATCH",
+        "query",
+        Some("refresh"),
+    );
     let e = call.finish(&json!({ "hits": [] }).to_string()).unwrap_err();
     assert_eq!(
         e.code().as_str(),
