@@ -10,9 +10,10 @@ const { parseQualifiedId, CapabilityGraph, BoundProviderGraph } = require('./gra
 
 // --- schema fragments, written for a model -------------------------------------------------
 
-const ID_PATTERN = '^[a-z][a-z0-9._-]{0,127}$';
-const QUALIFIED_PATTERN = '^[a-z][a-z0-9._-]{0,127}::[a-z][a-z0-9._-]{0,127}$';
-const KNOWLEDGE_ID_PATTERN = '^[A-Za-z][A-Za-z0-9._-]{0,127}$';
+// The engine's ID formats; `ID` is the pattern without its anchors.
+const { id: ID_PATTERN, knowledgeId: KNOWLEDGE_ID_PATTERN } = JSON.parse(native.idPatterns());
+const ID = ID_PATTERN.slice(1, -1);
+const QUALIFIED_PATTERN = `^${ID}::${ID}$`;
 
 const providerId = { type: 'string', pattern: ID_PATTERN, description: 'Provider ID, e.g. "acme.billing".' };
 const qualified = (what) => ({
@@ -22,7 +23,7 @@ const qualified = (what) => ({
 });
 const local = (what) => ({
   type: 'string',
-  pattern: `${ID_PATTERN.slice(0, -1)}(::[a-z][a-z0-9._-]{0,127})?$`,
+  pattern: `^${ID}(::${ID})?$`,
   description: `${what}: a capability ID of this provider (e.g. "invoice.create") or its qualified form.`,
 });
 const ids = (ref, max) => ({ type: 'array', items: ref, minItems: 1, maxItems: max, description: `1 to ${max} capabilities.` });

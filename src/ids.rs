@@ -11,7 +11,12 @@ fn id_shape(s: &str, max_len: usize, first: fn(u8) -> bool, rest: fn(u8) -> bool
         && bytes[1..].iter().all(|&b| rest(b))
 }
 
-/// Provider and capability IDs: `^[a-z][a-z0-9._-]{0,127}$`.
+/// `is_id` as a regular expression, for JSON Schemas given to models.
+pub const ID_PATTERN: &str = "^[a-z][a-z0-9._-]{0,127}$";
+/// `is_knowledge_id` as a regular expression.
+pub const KNOWLEDGE_ID_PATTERN: &str = "^[A-Za-z][A-Za-z0-9._-]{0,127}$";
+
+/// Provider and capability IDs: `ID_PATTERN`.
 pub fn is_id(s: &str) -> bool {
     id_shape(
         s,
@@ -21,7 +26,7 @@ pub fn is_id(s: &str) -> bool {
     )
 }
 
-/// Knowledge IDs and document roles: `^[A-Za-z][A-Za-z0-9._-]{0,127}$`.
+/// Knowledge IDs and document roles: `KNOWLEDGE_ID_PATTERN`.
 pub fn is_knowledge_id(s: &str) -> bool {
     id_shape(
         s,

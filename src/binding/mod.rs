@@ -196,6 +196,16 @@ pub fn database_sources(config: String) -> String {
     outcome(guarded(|| crate::engine::database_sources(&config)))
 }
 
+/// The ID formats as regular expressions (JSON `{ id, knowledgeId }`), for tool schemas.
+#[napi]
+pub fn id_patterns() -> String {
+    serde_json::json!({
+        "id": crate::ids::ID_PATTERN,
+        "knowledgeId": crate::ids::KNOWLEDGE_ID_PATTERN,
+    })
+    .to_string()
+}
+
 /// The eight neighbour kinds, in order (JSON), for reading database relation streams.
 #[napi]
 pub fn neighbor_kinds() -> String {
