@@ -5,7 +5,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { GraphError, catalog } = require('./errors.cjs');
+const { GraphError, catalog, inputInvalid } = require('./errors.cjs');
 const { CapabilityGraph, lexicalExecutor, internal } = require('./graph.cjs');
 const { native, unwrap, call } = require('./native.cjs');
 
@@ -65,7 +65,7 @@ Common flags
 `;
 
 function usage(field) {
-  return new GraphError({ code: 'CG_INPUT_INVALID', phase: 'config', details: { field } });
+  return inputInvalid(field, { phase: 'config' });
 }
 
 /** Parses argv into { command, args, flags }; any unknown command or flag is a usage error. */

@@ -14,9 +14,9 @@ const NextAction = keyed(catalog.nextActions);
 
 const FROM_ENGINE = Symbol('fromEngine');
 
-function invalidArgument(field) {
-  const entry = byCode.get('CG_INPUT_INVALID');
-  return new GraphError({ code: entry.code, details: { field } });
+/** CG_INPUT_INVALID for `field`; `more` may give the phase and further details (e.g. `expected`). */
+function inputInvalid(field, { phase, ...details } = {}) {
+  return new GraphError({ code: 'CG_INPUT_INVALID', ...(phase ? { phase } : {}), details: { field, ...details } });
 }
 
 /**
@@ -27,12 +27,12 @@ class GraphError extends Error {
     const fields = init !== null && typeof init === 'object' ? init : {};
     const entry = byCode.get(fields.code);
     if (fromEngine !== FROM_ENGINE) {
-      if (entry === undefined) throw invalidArgument('code');
-      if (fields.phase !== undefined && !(fields.phase in Phase)) throw invalidArgument('phase');
+      if (entry === undefined) throw inputInvalid('code');
+      if (fields.phase !== undefined && !(fields.phase in Phase)) throw inputInvalid('phase');
       if (fields.nextAction !== undefined && !(fields.nextAction in NextAction)) {
-        throw invalidArgument('nextAction');
+        throw inputInvalid('nextAction');
       }
-      if (fields.message !== undefined && typeof fields.message !== 'string') throw invalidArgument('message');
+      if (fields.message !== undefined && typeof fields.message !== 'string') throw inputInvalid('message');
     }
     super(fields.message ?? entry.messages[0]);
     Object.defineProperty(this, 'name', { value: 'GraphError', enumerable: false, configurable: true, writable: true });
@@ -57,4 +57,4 @@ class GraphError extends Error {
   }
 }
 
-module.exports = { GraphError, ErrorCode, Phase, NextAction, catalog };
+module.exports = { GraphError, ErrorCode, Phase, NextAction, catalog, inputInvalid };

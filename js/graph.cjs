@@ -3,7 +3,7 @@
 // engine once and parses one JSON answer; every failure rejects with a GraphError.
 
 const { native, unwrap, failure, call } = require('./native.cjs');
-const { GraphError } = require('./errors.cjs');
+const { GraphError, inputInvalid } = require('./errors.cjs');
 const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
@@ -215,8 +215,6 @@ async function withReaders(send, readers, phase) {
 const askEngine = (pending, question, readers) =>
   withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query');
 
-const inputInvalid = (field, expected) => new GraphError({ code: 'CG_INPUT_INVALID', phase: 'query', details: { field, expected } });
-
 /**
  * The `access` a knowledge retriever receives: reads of its targets through the engine, which
  * checks each target and records the content it served. It expires when the retriever settles;
@@ -248,9 +246,9 @@ function knowledgeAccess(pending, readers) {
       return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
     },
     async scan(target, consume, options) {
-      if (typeof consume !== 'function') throw inputInvalid('consume', 'function');
+      if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
       const signal = options?.signal;
-      if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', 'AbortSignal');
+      if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
       const chunkBytes = options?.chunkBytes ?? null;
       const out = await ask(question('scan', target, { chunkBytes }));
       // Chunks of at most chunkBytes, cut on character boundaries, in order.
@@ -367,7 +365,7 @@ class CapabilityGraph {
 
   /** @internal Use `CapabilityGraph.open()`. */
   constructor(token, nativeGraph, hosts) {
-    if (token !== CONSTRUCT) throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'constructor' } });
+    if (token !== CONSTRUCT) throw inputInvalid('constructor');
     this.#native = nativeGraph;
     this.#hosts = hosts;
   }
@@ -458,7 +456,7 @@ class BoundProviderGraph {
 
   /** @internal Use `graph.forProvider()`. */
   constructor(token, graph, providerId) {
-    if (token !== CONSTRUCT) throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'constructor' } });
+    if (token !== CONSTRUCT) throw inputInvalid('constructor');
     this.#graph = graph;
     Object.defineProperty(this, 'providerId', { value: providerId, enumerable: true });
   }

@@ -2,7 +2,7 @@
 // createMcpServer (SPEC §10): the Tool Adapter behind a low-level MCP `Server`. The MCP SDK is
 // loaded here, on first use, so loading the package alone never loads it.
 
-const { GraphError } = require('./errors.cjs');
+const { GraphError, inputInvalid } = require('./errors.cjs');
 const { createToolAdapter } = require('./tools.cjs');
 const { BoundProviderGraph } = require('./graph.cjs');
 
@@ -45,10 +45,10 @@ async function listSpecificationResources(graph) {
  */
 function createMcpServer(graph, options = {}) {
   const isObject = options !== null && typeof options === 'object' && !Array.isArray(options);
-  if (!isObject) throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'options' } });
+  if (!isObject) throw inputInvalid('options');
   const { name = 'capability-graph', version = require('../package.json').version, ...adapterOptions } = options;
-  if (typeof name !== 'string' || name === '') throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'name' } });
-  if (typeof version !== 'string' || version === '') throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'version' } });
+  if (typeof name !== 'string' || name === '') throw inputInvalid('name');
+  if (typeof version !== 'string' || version === '') throw inputInvalid('version');
   const adapter = createToolAdapter(graph, adapterOptions);
   const documentBodies = adapterOptions.documentBodies === true;
 

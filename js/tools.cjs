@@ -4,7 +4,7 @@
 // come back as { ok: true, result } or { ok: false, error } — call() never throws for a graph
 // error. Tool metadata holds no capability data: there is no tool per capability.
 
-const { GraphError } = require('./errors.cjs');
+const { GraphError, inputInvalid } = require('./errors.cjs');
 const { native } = require('./native.cjs');
 const { parseQualifiedId, CapabilityGraph, BoundProviderGraph } = require('./graph.cjs');
 
@@ -337,7 +337,7 @@ const ENTRY_POINTS = {
 const TOOL_NAME = /^[A-Za-z0-9_-]{0,64}$/;
 
 function fail(field) {
-  throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field } });
+  throw inputInvalid(field);
 }
 
 function isPlainObject(v) {
@@ -430,7 +430,7 @@ function createToolAdapter(graph, options = {}) {
   async function call(name, args, callOptions = {}) {
     try {
       const tool = byName.get(name);
-      if (tool === undefined) throw new GraphError({ code: 'CG_INPUT_INVALID', details: { field: 'name' } });
+      if (tool === undefined) throw inputInvalid('name');
       const signal = isPlainObject(callOptions) ? callOptions.signal : undefined;
       return { ok: true, result: await run(tool, args === undefined ? {} : args, signal) };
     } catch (error) {
