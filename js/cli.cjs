@@ -164,11 +164,7 @@ function buildExecutor(spec) {
   if (spec === null || typeof spec !== 'object') throw invalid('object with kind');
   const { kind, ...options } = spec;
   if (kind === 'lexical') return lexicalExecutor(options);
-  if (kind === 'codex') {
-    const { codexExecutor } = require('./index.cjs');
-    if (typeof codexExecutor !== 'function') throw invalid('one of: lexical');
-    return codexExecutor(options);
-  }
+  if (kind === 'codex') return require('./codex.cjs').codexExecutor(options);
   throw invalid('one of: lexical, codex');
 }
 
