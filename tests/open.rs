@@ -223,13 +223,7 @@ fn authority_kind_missing_or_unknown() {
 #[test]
 fn duplicate_inline_providers() {
     let config = inline_config(vec![acme_def(), provider_def("acme", vec![cap("b")])]);
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[1]");
+    assert_config_path(open(&config), "config", "providers[1]");
 }
 
 #[test]
@@ -241,13 +235,7 @@ fn duplicate_file_and_inline_provider() {
             { "definition": provider_def(SEED, vec![cap("a")]) },
         ]
     });
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[1]");
+    assert_config_path(open(&config), "config", "providers[1]");
 }
 
 #[test]
@@ -259,13 +247,7 @@ fn duplicate_inline_then_file_provider() {
             file_source(SEED, root.path(), "directory"),
         ]
     });
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[1]");
+    assert_config_path(open(&config), "config", "providers[1]");
 }
 
 #[test]
@@ -277,13 +259,7 @@ fn duplicate_file_providers() {
             file_source(SEED, root.path(), "directory"),
         ]
     });
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[1]");
+    assert_config_path(open(&config), "config", "providers[1]");
 }
 
 #[test]
@@ -292,13 +268,7 @@ fn provider_outside_host_allowed_providers() {
         acme(vec![cap("a")]),
         json!({ "hostAllowedProviders": ["other"] }),
     );
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[0]");
+    assert_config_path(open(&config), "config", "providers[0]");
 }
 
 #[test]
@@ -307,13 +277,7 @@ fn provider_outside_integration_enabled_providers() {
         acme(vec![cap("a")]),
         json!({ "hostAllowedProviders": ["acme"], "integrationEnabledProviders": [] }),
     );
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[0]");
+    assert_config_path(open(&config), "config", "providers[0]");
 }
 
 #[test]
@@ -326,13 +290,7 @@ fn provider_outside_the_intersection_of_both_lists() {
             "integrationEnabledProviders": ["beta", "gamma"],
         }),
     );
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[0]");
+    assert_config_path(open(&config), "config", "providers[0]");
 }
 
 #[test]
@@ -344,13 +302,7 @@ fn scoped_provider_without_source() {
             "integrationEnabledProviders": ["ghost", "acme"],
         }),
     );
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "config",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "hostAllowedProviders[1]");
+    assert_config_path(open(&config), "config", "hostAllowedProviders[1]");
 }
 
 #[test]
@@ -419,13 +371,11 @@ fn file_root_dir_empty_or_wrong_type() {
 fn file_root_dir_that_does_not_exist_is_a_load_error() {
     let dir = TempDir::new("missing-root");
     let missing = dir.join("does-not-exist");
-    let e = assert_err(
+    let e = assert_config_path(
         open(&file_config(SEED, &missing, "directory")),
-        "CG_CONFIG_INVALID",
         "load",
-        Some("check_config"),
+        "providers[0].authority.rootDir",
     );
-    assert_eq!(details(&e)["path"], "providers[0].authority.rootDir");
     assert!(!e.to_json().contains("does-not-exist"));
 }
 
@@ -437,13 +387,7 @@ fn file_root_dir_that_is_a_file_is_a_load_error() {
         { "definition": acme_def() },
         file_source(SEED, &dir.join("plain.txt"), "legacy"),
     ] });
-    let e = assert_err(
-        open(&config),
-        "CG_CONFIG_INVALID",
-        "load",
-        Some("check_config"),
-    );
-    assert_eq!(details(&e)["path"], "providers[1].authority.rootDir");
+    assert_config_path(open(&config), "load", "providers[1].authority.rootDir");
 }
 
 #[test]

@@ -172,6 +172,14 @@ pub fn assert_config_err<T>(
     e
 }
 
+/// `CG_CONFIG_INVALID`, phase `phase`, at `details.path`.
+#[track_caller]
+pub fn assert_config_path<T>(result: Result<T, GraphError>, phase: &str, path: &str) -> GraphError {
+    let e = assert_err(result, "CG_CONFIG_INVALID", phase, Some("check_config"));
+    assert_eq!(details(&e)["path"], path, "details.path of {}", e.to_json());
+    e
+}
+
 /// Like [`assert_config_err`], for an `expected` that begins with `prefix`.
 #[track_caller]
 pub fn assert_config_err_prefix<T>(
