@@ -36,6 +36,11 @@ fn reload_acme(engine: &Engine, def: Value) -> Value {
     reload_ok(engine, &json!({ "definitions": { "acme": def } }))
 }
 
+/// Where a call pinned to `revision` is served from: `current` or `previous`.
+fn served_from(engine: &Engine, revision: &str) -> Value {
+    resolve_a(engine, Some(revision)).unwrap()["meta"]["servedFrom"].clone()
+}
+
 fn resolve_a(
     engine: &Engine,
     required: Option<&str>,
@@ -137,14 +142,8 @@ fn the_oldest_revision_is_retired_by_a_second_change() {
         Some("refresh"),
     );
     assert!(e.details().is_none());
-    assert_eq!(
-        resolve_a(&engine, Some(&r2)).unwrap()["meta"]["servedFrom"],
-        "previous"
-    );
-    assert_eq!(
-        resolve_a(&engine, Some(&r3)).unwrap()["meta"]["servedFrom"],
-        "current"
-    );
+    assert_eq!(served_from(&engine, &r2), "previous");
+    assert_eq!(served_from(&engine, &r3), "current");
 }
 
 #[test]
@@ -167,19 +166,13 @@ fn an_unchanged_reload_publishes_nothing() {
     let r = reload_acme(&engine, same);
     assert_eq!(entry(&r)["staticRevision"], r2.as_str());
     assert_eq!(entry(&r)["previousStaticRevision"], r1.as_str());
-    assert_eq!(
-        resolve_a(&engine, Some(&r1)).unwrap()["meta"]["servedFrom"],
-        "previous"
-    );
+    assert_eq!(served_from(&engine, &r1), "previous");
 
     // An inline provider reloaded without definitions cannot have changed.
     let r = reload_ok(&engine, &json!({}));
     assert_eq!(entry(&r)["staticRevision"], r2.as_str());
     assert_eq!(entry(&r)["previousStaticRevision"], r1.as_str());
-    assert_eq!(
-        resolve_a(&engine, Some(&r1)).unwrap()["meta"]["servedFrom"],
-        "previous"
-    );
+    assert_eq!(served_from(&engine, &r1), "previous");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,10 +252,7 @@ fn a_failed_reload_retires_nothing() {
     assert_err_json(&e["error"], "CG_RELATION_CYCLE", "load", Some("fix_input"));
     assert_eq!(e["staticRevision"], r2.as_str());
     assert_eq!(e["previousStaticRevision"], r1.as_str());
-    assert_eq!(
-        resolve_a(&engine, Some(&r1)).unwrap()["meta"]["servedFrom"],
-        "previous"
-    );
+    assert_eq!(served_from(&engine, &r1), "previous");
     let q = resolve_a(&engine, Some(&r1)).unwrap();
     assert_eq!(q["meta"]["refreshFailed"], true);
 }
