@@ -66,7 +66,7 @@ function describeHost(value, hosts) {
 
 /** The host objects of a config by slot, for the calls the JS layer makes to them. */
 function newHosts() {
-  return { all: [], readers: [], runtimeAdapters: [], executor: undefined, capabilityRetriever: undefined, knowledgeRetriever: undefined };
+  return { all: [], readers: [], runtime: new Map(), executor: undefined, capabilityRetriever: undefined, knowledgeRetriever: undefined };
 }
 
 /** Markers made by lexicalExecutor(): the engine runs that executor itself. */
@@ -87,9 +87,11 @@ function wireConfig(config, hosts) {
       return JSON.stringify({ [HOST_KEY]: 'lexical', options: value.options });
     }
     if (path[0] === 'readers') hosts.readers[path[1]] = value;
-    if (path[0] === 'runtimeAdapters') hosts.runtimeAdapters[path[1]] = value;
     if (['executor', 'capabilityRetriever', 'knowledgeRetriever'].includes(path[0])) hosts[path[0]] = value;
-    return describeHost(value, hosts.all);
+    const described = describeHost(value, hosts.all);
+    // A runtime adapter is found by the provider ID the engine was given, read once here.
+    if (path[0] === 'runtimeAdapters') hosts.runtime.set(JSON.parse(described).providerId, value);
+    return described;
   });
 }
 
@@ -420,7 +422,7 @@ class CapabilityGraph {
         const invoke = (request) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api)).finally(access.expire);
         return runHost(started, invoke, { active, prepare: access.prepare, issued: access.issued });
       }
-      const adapter = hosts.runtimeAdapters.find((a) => a.providerId === runtimeProvider);
+      const adapter = hosts.runtime.get(runtimeProvider);
       // A runtime adapter past its deadline is no longer awaited, never cancelled.
       return runHost(started, (request) => adapter.query(request), { active });
     };
