@@ -112,6 +112,11 @@ export type CapabilityRef = string | CapabilityId;
 /** On a provider-bound graph: also the local ID or `{ capabilityId }`. */
 export type BoundCapabilityRef = string | { providerId?: string; capabilityId: string };
 
+/** How a bound facade's document verbs name their capability: a reference, or a local ID. */
+export type BoundCapabilityKey =
+  | { capability: BoundCapabilityRef; capabilityId?: never }
+  | { capabilityId: string; capability?: never };
+
 export type Locator =
   | { type: 'relative-file'; path: string; root?: string }
   | { type: 'http'; url: string };
@@ -1016,11 +1021,11 @@ export declare class BoundProviderGraph {
   listCatalog(query?: Bound<Omit<CatalogQuery, 'parent'>> & { parent?: BoundCapabilityRef }): Promise<CatalogPage>;
   getCapabilities(ids: BoundCapabilityRef[], query?: Bound<CapabilityDetailQuery>): Promise<CapabilityDetails>;
   getNeighbors(id: BoundCapabilityRef, query?: Bound<NeighborQuery>): Promise<NeighborPage>;
-  listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<KnowledgeMembersPage>;
+  listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & BoundCapabilityKey): Promise<KnowledgeMembersPage>;
   resolveSelection(query: Bound<Omit<SelectionQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<SelectionResult>;
   readDocuments(query: Bound<Omit<ReadDocumentsQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<DocumentReadBatch>;
   readSpecification(query?: Bound<Omit<ReadSpecificationQuery, 'providerId'>>): Promise<SpecificationReadBatch>;
-  readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<DocumentBodyPage>;
+  readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & BoundCapabilityKey): Promise<DocumentBodyPage>;
   readSpecificationPage(query: Bound<Omit<SpecificationPageQuery, 'providerId'>>): Promise<DocumentBodyPage>;
   match(query: Bound<MatchQuery>): Promise<MatchResult>;
   retrieveCapabilities(query: Bound<RetrieveCapabilitiesQuery>): Promise<RetrieveCapabilitiesPage>;

@@ -316,3 +316,40 @@ test('URL documents are references unless a host reader reads them; reader outpu
     await graph.close();
   }
 });
+
+test('a bound facade pages documents and lists members by a local capabilityId', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  const bound = graph.forProvider('seed.http');
+  try {
+    const byId = await bound.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02' });
+    const byRef = await bound.readDocumentPage({ capability: 'route.validation', knowledgeId: 'D-02' });
+    assert.deepEqual(byId, byRef);
+    assert.equal(byId.text, readFileSync(path.join(seedRoot, 'knowledge', 'route-validation.md'), 'utf8'));
+    const next = await bound.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02', cursor: undefined });
+    assert.equal(next.contentId, byId.contentId);
+    const members = await bound.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'ROUTING' });
+    assert.deepEqual(members, await bound.listKnowledgeMembers({ capability: 'route', collectionId: 'ROUTING' }));
+    assert.deepEqual(members.items.map((m) => m.knowledgeId), ['D-01', 'D-02']);
+    // One way to name the capability: both keys, a qualified or object capabilityId, or the key
+    // on the unbound graph are refused.
+    const both = { capability: 'route', capabilityId: 'route' };
+    for (const q of [
+      bound.readDocumentPage({ ...both, knowledgeId: 'D-01' }),
+      bound.readDocumentPage({ capabilityId: 'seed.http::route.validation', knowledgeId: 'D-02' }),
+      bound.readDocumentPage({ capabilityId: { capabilityId: 'route.validation' }, knowledgeId: 'D-02' }),
+      graph.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02' }),
+    ]) {
+      await rejectsWith(q, 'CG_INPUT_INVALID', 'document', 'fix_input');
+    }
+    for (const q of [
+      bound.listKnowledgeMembers({ ...both, collectionId: 'ROUTING' }),
+      bound.listKnowledgeMembers({ capabilityId: 7, collectionId: 'ROUTING' }),
+      graph.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'ROUTING' }),
+    ]) {
+      await rejectsWith(q, 'CG_INPUT_INVALID', 'query', 'fix_input');
+    }
+    await rejectsWith(bound.listKnowledgeMembers({ capabilityId: 'nope', collectionId: 'ROUTING' }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
+  } finally {
+    await graph.close();
+  }
+});

@@ -1,7 +1,7 @@
 //! The four body reads: `readDocuments`, `readSpecification` (whole documents, in slots) and
 //! `readDocumentPage`, `readSpecificationPage` (byte ranges of any size of document).
 
-use super::args::{capability_ref, clamped_integer, invalid, target_list, too_large, Args};
+use super::args::{clamped_integer, invalid, named_capability, target_list, too_large, Args};
 use super::page::Rows;
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -464,8 +464,9 @@ struct After {
     file: String,
 }
 
-const PAGE_KEYS: [&str; 9] = [
+const PAGE_KEYS: [&str; 10] = [
     "capability",
+    "capabilityId",
     "providerId",
     "knowledgeId",
     "startOffset",
@@ -662,10 +663,7 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
             "absent (the capability names its provider)",
         ));
     }
-    let target = args
-        .get("capability")?
-        .ok_or_else(|| invalid("capability", "capability ID"))?;
-    let (provider, capability) = capability_ref(target, "capability", call.bound)?;
+    let (provider, capability) = named_capability(&args, call.bound)?;
     let knowledge_id = knowledge_id_arg(&args)?;
     let view = call.view(&args, Some(std::iter::once(provider)))?;
     let (p, node) = call.locate(&view, provider, capability)?;
@@ -709,11 +707,13 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
 pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &PAGE_KEYS)?;
     let page_args = page_args(&args, call)?;
-    if args.has("capability") {
-        return Err(invalid(
-            "capability",
-            "absent (specification documents belong to the provider)",
-        ));
+    for key in ["capability", "capabilityId"] {
+        if args.has(key) {
+            return Err(invalid(
+                key,
+                "absent (specification documents belong to the provider)",
+            ));
+        }
     }
     let provider = provider_arg(&args, call)?;
     let knowledge_id = knowledge_id_arg(&args)?;
