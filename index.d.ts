@@ -953,7 +953,8 @@ export interface DatabaseReadView {
   /** Capability definitions in strictly increasing `capabilityId` order. */
   scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
   /** Local capability IDs in ID order: exactly the edges the definitions declare or imply. */
-  neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string> | Promise<DatabasePage<string>>;
+  /** Endpoints as local IDs or `{ providerId, capabilityId }` of the view's provider, item by item. */
+  neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>;
   /** Called once the view was read, also after a failure. */
   close?(): void | Promise<void>;
 }

@@ -42,6 +42,12 @@ class MemoryDatabase {
         const rows = db.tamper.unsorted ? [...sorted].reverse() : sorted;
         const streams = db.streams();
         if (db.tamper.stream) streams[rows[0].capabilityId].children.push('ghost');
+        if (db.tamper.endpoints) {
+          let n = 0;
+          for (const kinds of Object.values(streams)) {
+            for (const [kind, list] of Object.entries(kinds)) kinds[kind] = list.map((id) => db.tamper.endpoints(id, n++));
+          }
+        }
         const page = (list, { limit, cursor }) => {
           const start = cursor ? Number(cursor) : 0;
           const next = start + limit < list.length ? String(start + limit) : undefined;
@@ -114,6 +120,37 @@ test('an inconsistent or failing database never becomes a snapshot', async () =>
   other.provider = { ...other.provider, providerId: 'someone.else' };
   await rejectsWith(CapabilityGraph.open({ providers: [source(other)] }), 'CG_DEFINITION_INVALID', 'load', 'fix_input', { reason: 'provider_id_mismatch' });
   assert.equal(other.asked, 'seed.http');
+});
+
+test('relation streams may list endpoints as { providerId, capabilityId } beside local IDs', async () => {
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const [expected] = (await fromFiles.listProviders()).items;
+  const neighbours = await fromFiles.getNeighbors('seed.http::route');
+  for (const endpoints of [
+    (capabilityId) => ({ providerId: 'seed.http', capabilityId }),
+    (capabilityId, n) => (n % 2 ? capabilityId : { providerId: 'seed.http', capabilityId }),
+  ]) {
+    const db = seedDatabase();
+    db.tamper.endpoints = endpoints;
+    const graph = await CapabilityGraph.open({ providers: [source(db)] });
+    assert.equal((await graph.listProviders()).items[0].staticRevision, expected.staticRevision);
+    assert.deepEqual(await graph.getNeighbors('seed.http::route'), neighbours);
+    await graph.close();
+  }
+  // An endpoint in another provider, or of another shape, is a contract violation.
+  for (const [endpoints, reason] of [
+    [(capabilityId) => ({ providerId: 'other.provider', capabilityId }), 'neighbor_identity_invalid'],
+    [(capabilityId) => ({ capabilityId }), 'neighbor_identity_invalid'],
+    [(capabilityId) => ({ providerId: 'seed.http', capabilityId, extra: 1 }), 'neighbor_identity_invalid'],
+    [() => 7, 'neighbor_identity_invalid'],
+    [(capabilityId) => ({ providerId: 'seed.http', capabilityId: `${capabilityId}.x` }), /_stream_mismatch$/],
+  ]) {
+    const db = seedDatabase();
+    db.tamper.endpoints = endpoints;
+    const e = await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
+    assert.match(e.details.reason, reason instanceof RegExp ? reason : new RegExp(`^${reason}$`));
+  }
+  await fromFiles.close();
 });
 
 test('hosts sharing one database each pick up a committed change on reload', async () => {
