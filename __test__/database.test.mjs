@@ -2,7 +2,8 @@
 // paged scans, validated like files, every relation stream checked.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { rejectsWith, seedRoot, seedSource } from './helpers.mjs';
@@ -57,7 +58,7 @@ class MemoryDatabase {
         return {
           provider: db.provider,
           sourceRevision: `rev-${db.revision}`,
-          knowledgeRootDir: seedRoot,
+          knowledgeRootDir: db.root ?? seedRoot,
           scanCapabilities: async ({ limit, maxBytes, cursor }) => {
             assert.ok(limit > 0 && maxBytes > 0);
             if (db.tamper.bloated) return { items: Array.from({ length: limit + 1 }, () => rows[0]) };
@@ -151,6 +152,50 @@ test('relation streams may list endpoints as { providerId, capabilityId } beside
     assert.match(e.details.reason, reason instanceof RegExp ? reason : new RegExp(`^${reason}$`));
   }
   await fromFiles.close();
+});
+
+test('a knowledge root that changes on a same-revision reload replaces the current root in place', async () => {
+  const moved = mkdtempSync(path.join(tmpdir(), 'cg-root-'));
+  cpSync(path.join(seedRoot, 'knowledge'), path.join(moved, 'knowledge'), { recursive: true });
+  writeFileSync(path.join(moved, 'knowledge', 'route-validation.md'), '# Moved\n\nThe validation guide, from its new home.\n');
+  const db = seedDatabase();
+  const mappings = [];
+  const knowledgeRetriever = {
+    id: 'mapping-probe',
+    async retrieve(input) {
+      mappings.push(input.mappingRevision);
+      throw new Error('probe only');
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [source(db)], knowledgeRetriever });
+  try {
+    const probe = () => graph.queryKnowledge({ text: 'validation', selected: ['seed.http::route.validation'] }).catch(() => {});
+    const [before] = (await graph.listProviders()).items;
+    const page = await graph.readDocumentPage({ capability: 'seed.http::route.validation', knowledgeId: 'D-02', maxBytes: 64 });
+    assert.ok(page.nextCursor);
+    await probe();
+
+    db.root = moved;
+    db.revision += 1;
+    const report = await graph.reload();
+    assert.equal(report.ok, true);
+    assert.equal(report.providers[0].staticRevision, before.staticRevision, 'same definitions, same revision');
+    assert.equal(report.providers[0].previousStaticRevision, undefined, 'nothing rotated');
+    const read = await graph.readDocuments({ selected: ['seed.http::route.validation'] });
+    assert.equal(read.results[0].value.text, '# Moved\n\nThe validation guide, from its new home.\n');
+    await rejectsWith(
+      graph.readDocumentPage({ capability: 'seed.http::route.validation', knowledgeId: 'D-02', maxBytes: 64, cursor: page.nextCursor }),
+      'CG_REVISION_MISMATCH', 'document', 'refresh',
+    );
+    await probe();
+    assert.equal(mappings.length, 2);
+    assert.notEqual(mappings[1], mappings[0], 'the mapping revision follows the root');
+    // Reloading again without a change keeps everything as it is.
+    assert.deepEqual(await graph.reload(), report);
+  } finally {
+    await graph.close();
+    rmSync(moved, { recursive: true, force: true });
+  }
 });
 
 test('hosts sharing one database each pick up a committed change on reload', async () => {

@@ -374,6 +374,13 @@ fn publish(
             next.previous = Some(std::mem::replace(&mut next.current, snapshot));
             next.refresh_failed = false;
         }
+        // Same definitions read from another document root (a database view may move it):
+        // the current snapshot takes the new root in place, nothing rotates, and page cursors
+        // bound to the old files stop matching.
+        Some(Ok(snapshot)) if snapshot.roots != slots.current.roots => {
+            next.current = snapshot;
+            next.refresh_failed = false;
+        }
         // Same revision: publish nothing, retire nothing.
         Some(Ok(_)) => next.refresh_failed = false,
         // An inline provider reloaded without a new definition has nothing to re-read; a

@@ -135,7 +135,7 @@ pub struct BoundRoot {
 }
 
 /// Where a snapshot's documents are read from; never part of any output.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct DocumentRoots {
     /// Real path of the file provider's root or of an inline provider's `documentRoot`.
     pub default_root: Option<PathBuf>,
