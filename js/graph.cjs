@@ -219,55 +219,83 @@ const askEngine = (pending, question, readers) =>
 
 /**
  * The `access` a knowledge retriever receives: reads of its targets through the engine, which
- * checks each target and records the content it served. It expires when the retriever settles;
- * `prepare` waits for reads in flight and has the engine read every target not read yet.
+ * checks each target and records the content it served. Each read or scan is numbered as it
+ * starts; when the retriever settles the engine is told how many started, so those may still
+ * finish (the answer waits for them in `prepare`) while any started later expires. `prepare`
+ * then has the engine read every target not read yet. `close()` of the graph rejects the
+ * operations still in flight with CG_GRAPH_CLOSED.
  */
-function knowledgeAccess(pending, readers) {
+function knowledgeAccess(pending, readers, active) {
   const inFlight = new Set();
   const issued = new WeakSet();
   let unread;
+  let started = 0;
+  let closed = false;
+  const closing = new Set();
+  const entry = {
+    close: () => {
+      closed = true;
+      active.delete(entry);
+      for (const reject of [...closing]) reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }));
+    },
+  };
   // What the engine raises here reaches the caller unchanged if the retriever rethrows it.
   const engine = (question) =>
     askEngine(pending, question, readers).catch((error) => {
       if (error instanceof GraphError) issued.add(error);
       throw error;
     });
-  const ask = (question) => {
-    const promise = engine(question);
+  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
+  const operation = (run) => {
+    const id = ++started;
+    let reject;
+    const promise = new Promise((resolve, fail) => {
+      reject = fail;
+      // After close() the operation has already been rejected; it asks nothing more.
+      const ask = (op, target, extra) => (closed ? new Promise(() => {}) : engine(question(op, target, { ...extra, operation: id })));
+      run(ask).then(resolve, fail);
+    });
+    closing.add(reject);
     inFlight.add(promise);
-    promise.then(
-      () => inFlight.delete(promise),
-      () => inFlight.delete(promise),
-    );
+    active.add(entry);
+    const done = () => {
+      closing.delete(reject);
+      inFlight.delete(promise);
+      if (inFlight.size === 0) active.delete(entry);
+    };
+    promise.then(done, done);
     return promise;
   };
-  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
   const api = Object.freeze({
-    async read(target, budget) {
-      const out = await ask(question('read', target, { maxBytes: budget?.maxBytes ?? null }));
-      return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
+    read(target, budget) {
+      return operation(async (ask) => {
+        const out = await ask('read', target, { maxBytes: budget?.maxBytes ?? null });
+        return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
+      });
     },
-    async scan(target, consume, options) {
-      if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
-      const signal = options?.signal;
-      if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
-      const chunkBytes = options?.chunkBytes ?? null;
-      const out = await ask(question('scan', target, { chunkBytes }));
-      // Chunks of at most chunkBytes, cut on character boundaries, in order.
-      for (let offset = 0; offset < out.totalBytes; ) {
-        signal?.throwIfAborted();
-        const chunk = await ask(question('chunk', target, { chunkBytes, offset }));
-        await consume(new Uint8Array(Buffer.from(chunk.text, 'utf8')), offset);
-        offset = chunk.end;
-      }
-      return { contentId: out.contentId, totalBytes: out.totalBytes, contentType: out.contentType, source: out.source };
+    scan(target, consume, options) {
+      return operation(async (ask) => {
+        if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
+        const signal = options?.signal;
+        if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
+        const chunkBytes = options?.chunkBytes ?? null;
+        const out = await ask('scan', target, { chunkBytes });
+        // Chunks of at most chunkBytes, cut on character boundaries, in order.
+        for (let offset = 0; offset < out.totalBytes; ) {
+          signal?.throwIfAborted();
+          const chunk = await ask('chunk', target, { chunkBytes, offset });
+          await consume(new Uint8Array(Buffer.from(chunk.text, 'utf8')), offset);
+          offset = chunk.end;
+        }
+        return { contentId: out.contentId, totalBytes: out.totalBytes, contentType: out.contentType, source: out.source };
+      });
     },
   });
   return {
     api,
     issued,
     expire: () => {
-      unread = unwrap(call(() => pending.expire())).unread;
+      unread = unwrap(call(() => pending.expire(started))).unread;
     },
     prepare: async () => {
       await Promise.allSettled([...inFlight]);
@@ -418,7 +446,7 @@ class CapabilityGraph {
         return runHost(started, (request, own) => hosts.capabilityRetriever.retrieve(request, { signal: own }), { active });
       }
       if (kind === 'knowledgeRetriever') {
-        const access = knowledgeAccess(started, hosts.readers);
+        const access = knowledgeAccess(started, hosts.readers, active);
         const invoke = (request) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api)).finally(access.expire);
         return runHost(started, invoke, { active, prepare: access.prepare, issued: access.issued });
       }

@@ -106,12 +106,12 @@ impl NativeHostCall {
         outcome(Err(self.call.fail(code.as_deref(), next_action.as_deref())))
     }
 
-    /// Ends what the component may still ask, at once (synchronously): its call settled.
+    /// Ends what the component may still start, at once (synchronously): its call settled
+    /// after starting `started` operations, which may still finish.
     #[napi]
-    pub fn expire(&self) -> String {
-        outcome(guarded(|| {
-            self.call.ask(r#"{"op":"expire"}"#, None, Vec::new())
-        }))
+    pub fn expire(&self, started: u32) -> String {
+        let question = format!(r#"{{"op":"expire","started":{started}}}"#);
+        outcome(guarded(|| self.call.ask(&question, None, Vec::new())))
     }
 
     /// A question the running component asks the engine (JSON), with the host readers'

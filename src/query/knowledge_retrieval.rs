@@ -53,7 +53,10 @@ impl Body {
 }
 
 struct Access {
-    active: bool,
+    /// Operations numbered up to this one started while `retrieve` ran; set when it settled.
+    /// Their later questions (a URL read's next round, a scan's chunks) are still answered;
+    /// an operation started after is expired.
+    started: Option<u64>,
     observed: Vec<Option<Observed>>,
 }
 
@@ -144,7 +147,7 @@ impl KnowledgeSearch {
             has_readers,
             warnings,
             access: Mutex::new(Access {
-                active: true,
+                started: None,
                 observed,
             }),
         }
@@ -260,7 +263,12 @@ impl KnowledgeSearch {
     }
 
     fn access_read(&self, q: &Map<String, Value>, host: &HostBodies) -> Result<Option<Value>> {
-        if !self.lock().active {
+        let operation = q.get("operation").and_then(Value::as_u64);
+        if self
+            .lock()
+            .started
+            .is_some_and(|last| operation.is_none_or(|op| op > last))
+        {
             return Err(contract("retrieval_access_expired"));
         }
         let op = q.get("op").and_then(Value::as_str);
@@ -461,10 +469,10 @@ impl HostCall for KnowledgeSearch {
         None
     }
 
-    /// `{op: "read"|"scan"|"chunk", target, maxBytes?, chunkBytes?, offset?}` from the
-    /// retriever's access;
-    /// `{op: "expire"}` once it settled (answers `{unread}`); `{op: "rest"}` before its answer
-    /// is judged.
+    /// `{op: "read"|"scan"|"chunk", operation, target, maxBytes?, chunkBytes?, offset?}` from
+    /// the retriever's access (`operation` numbers its reads and scans from 1);
+    /// `{op: "expire", started}` once it settled, with the number of operations it started
+    /// (answers `{unread}`); `{op: "rest"}` before its answer is judged.
     fn ask(
         &self,
         question: &str,
@@ -484,7 +492,8 @@ impl HostCall for KnowledgeSearch {
                 .map(|done| done.then(|| "{}".to_owned())),
             Some("expire") => {
                 let mut access = self.lock();
-                access.active = false;
+                let started = q.get("started").and_then(Value::as_u64).unwrap_or_default();
+                access.started.get_or_insert(started);
                 // How many targets the engine still has to read before the answer is judged.
                 let unread = access.observed.iter().filter(|o| o.is_none()).count();
                 Ok(Some(format!(r#"{{"unread":{unread}}}"#)))
