@@ -348,6 +348,26 @@ pub fn database_sources(config_json: &str) -> Result<String> {
     Ok(Value::Array(list).to_string())
 }
 
+/// `doctor`'s check of every provider of a config: `{ providers: [{ problems, omitted }] }` in
+/// config order, each listing every problem `open` would stop at first. Config errors are
+/// the call's error, as at `open`.
+pub fn diagnose(config_json: &str, databases: Option<&str>) -> Result<String> {
+    let config = parse_config(config_json)?;
+    let mut databases = database_reads(databases);
+    let providers: Vec<Value> = config
+        .providers
+        .iter()
+        .map(|source| {
+            let read = source
+                .provider_id
+                .as_ref()
+                .and_then(|p| databases.remove(p));
+            crate::definitions::problems::report(&sources::problems(source, read.as_ref()))
+        })
+        .collect();
+    Ok(serde_json::json!({ "providers": providers }).to_string())
+}
+
 /// The slots after a reload attempt, and its report. `None` means the source cannot have
 /// changed (an inline provider reloaded without a new definition).
 fn publish(

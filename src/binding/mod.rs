@@ -190,6 +190,15 @@ pub fn open(config: String, databases: Option<String>) -> AsyncTask<OpenTask> {
     })
 }
 
+/// `doctor`: every definition problem of every provider of a config (see `Engine`'s
+/// `diagnose`), with what the JS layer read from database authorities.
+#[napi]
+pub fn diagnose(config: String, databases: Option<String>) -> String {
+    outcome(guarded(|| {
+        crate::engine::diagnose(&config, databases.as_deref())
+    }))
+}
+
 /// The database authorities of a wire config (`[{ providerId, handle }]`), or an error string.
 #[napi]
 pub fn database_sources(config: String) -> String {

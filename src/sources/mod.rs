@@ -5,7 +5,7 @@ pub mod database;
 pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
-use crate::definitions::{validate_provider, RawDefinitions, Roots};
+use crate::definitions::{provider_problems, validate_provider, RawDefinitions, Roots};
 use crate::error::{Code, GraphError, Result};
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
@@ -79,4 +79,44 @@ pub fn load(
             ))
         }
     }
+}
+
+/// Every problem `load` would meet in `source`, not just the first (for `doctor`). What stops
+/// a source from being read at all (its folder, a file that is no JSON, a database read) is
+/// the one problem it has; a database view's records are checked as `load` checks them.
+pub fn problems(
+    source: &ProviderSource,
+    database: Option<&database::DatabaseRead>,
+) -> Vec<GraphError> {
+    let aliases: Vec<String> = source
+        .knowledge_roots
+        .iter()
+        .map(|(a, _)| a.clone())
+        .collect();
+    let rules = Roots {
+        aliases: &aliases,
+        default_root: true,
+    };
+    let found = match &source.kind {
+        SourceKind::Inline { definition, .. } => crate::knowledge::roots::bind(source)
+            .map(|_| provider_problems(&RawDefinitions::Inline(definition), None, &rules)),
+        SourceKind::File { root, layout } => {
+            let provider_id = source.provider_id.as_deref().unwrap_or_default();
+            let config_path = format!("{}.authority.rootDir", source.path);
+            file::read_provider_dir(root, *layout, provider_id, &config_path).and_then(|files| {
+                crate::knowledge::roots::bind(source)?;
+                let raw = RawDefinitions::Files {
+                    provider: &files.provider,
+                    capabilities: files
+                        .definitions
+                        .iter()
+                        .map(|d| (d.file.as_str(), &d.value))
+                        .collect(),
+                };
+                Ok(provider_problems(&raw, Some(provider_id), &rules))
+            })
+        }
+        SourceKind::Database { .. } => load(source, None, database).map(|_| Vec::new()),
+    };
+    found.unwrap_or_else(|e| vec![e])
 }
