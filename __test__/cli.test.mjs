@@ -163,6 +163,70 @@ test('doctor reports checks; a readable config with problems is failed', () => {
   }
 });
 
+test('doctor lists every definition problem of a provider, ordered and bounded', () => {
+  const p = project();
+  try {
+    const put = (rel, value) => {
+      mkdirSync(path.dirname(path.join(p.dir, 'acme', rel)), { recursive: true });
+      writeFileSync(path.join(p.dir, 'acme', rel), JSON.stringify(value));
+    };
+    const cap = (capabilityId, extra = {}) => ({ capabilityId, name: 'N', description: 'D', whenToUse: 'W', ...extra });
+    put('provider.json', { providerId: 'acme', name: 'Acme', version: '1' });
+    put('capabilities/bad-id.json', { capabilityId: 'Bad ID', name: 'N', whenToUse: 'W' });
+    put('capabilities/b.json', cap('b', { knowledge: [{ kind: 'document', knowledgeId: 'K-1', role: 'guide', locator: { type: 'relative-file', path: '../escape.md' } }] }));
+    put('capabilities/c.json', cap('c', { requires: ['ghost', 'b'] }));
+    put('capabilities/dup.json', cap('c'));
+    put('capabilities/x.json', cap('x', { requires: ['y'] }));
+    put('capabilities/y.json', cap('y', { requires: ['x'] }));
+    writeFileSync(path.join(p.dir, 'acme.json'), JSON.stringify({ providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: 'acme', definitionLayout: 'directory' } }] }));
+    const r = p.run('doctor', '--config', 'acme.json', '--json');
+    assert.equal(r.code, 1);
+    const check = r.json().checks.find((c) => c.id === 'provider:acme');
+    assert.equal(check.status, 'fail');
+    assert.match(check.message, /^CG_DEFINITION_INVALID /, 'the message is what open reports');
+    assert.equal(check.omitted, 0);
+    assert.deepEqual(
+      check.problems.map((x) => [x.file, x.capabilityId, x.field, x.code, x.reason]),
+      [
+        ['capabilities/b.json', 'b', 'knowledge[0].locator.path', 'CG_DEFINITION_INVALID', 'path_invalid'],
+        ['capabilities/bad-id.json', undefined, 'capabilityId', 'CG_DEFINITION_INVALID', 'id_invalid'],
+        ['capabilities/bad-id.json', undefined, 'description', 'CG_DEFINITION_INVALID', 'required'],
+        ['capabilities/c.json', 'c', 'requires', 'CG_RELATION_INVALID', 'missing_endpoint'],
+        ['capabilities/dup.json', 'c', 'capabilityId', 'CG_DEFINITION_INVALID', 'duplicate_capability'],
+        ['capabilities/x.json', 'x', 'requires', 'CG_RELATION_CYCLE', 'cycle'],
+      ],
+    );
+    assert.ok(!r.stdout.includes(p.dir), 'no absolute path in the report');
+    // open still stops at the first problem, with the same error as before.
+    const open = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import { CapabilityGraph } from '@devcodex/capability-graph';
+      CapabilityGraph.open({ providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: 'acme', definitionLayout: 'directory' } }] })
+        .catch((e) => console.log(JSON.stringify(e)));`], { cwd: p.dir, encoding: 'utf8' });
+    const first = JSON.parse(open.stdout);
+    assert.deepEqual([first.code, first.details.file, first.details.field], ['CG_DEFINITION_INVALID', 'capabilities/b.json', 'knowledge[0].locator.path']);
+
+    // At most 100 problems are listed; the rest are counted.
+    for (let i = 0; i < 60; i++) put(`capabilities/many-${String(i).padStart(2, '0')}.json`, { capabilityId: `m${i}`, name: ' ', description: ' ' });
+    const many = p.run('doctor', '--config', 'acme.json', '--json').json().checks.find((c) => c.id === 'provider:acme');
+    assert.equal(many.problems.length, 100);
+    assert.equal(many.problems.length + many.omitted, 6 + 60 * 3);
+    const keys = many.problems.map((x) => [x.file, x.capabilityId ?? '', x.field ?? '', x.code].join('\u0000'));
+    assert.deepEqual(keys, [...keys].sort(), 'ordered by file, capabilityId, field, code');
+
+    // An inline definition's problems point at the config file.
+    writeFileSync(path.join(p.dir, 'inline.json'), JSON.stringify({ providers: [{ definition: { providerId: 'inl', name: 'I', version: '1', capabilities: [cap('a', { requires: ['nope'] }), { capabilityId: 'b2' }] } }] }));
+    const inline = p.run('doctor', '--config', 'inline.json', '--json').json().checks.find((c) => c.id === 'provider:inl');
+    assert.deepEqual(inline.problems.map((x) => [x.file, x.capabilityId, x.field, x.reason]), [
+      ['inline.json', undefined, 'capabilities[1].description', 'required'],
+      ['inline.json', undefined, 'capabilities[1].name', 'required'],
+      ['inline.json', undefined, 'capabilities[1].whenToUse', 'required'],
+      ['inline.json', 'a', 'capabilities[0].requires', 'missing_endpoint'],
+    ]);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('init creates a provider and its config; dry runs plan; conflicts write nothing', () => {
   const p = project();
   try {

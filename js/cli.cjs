@@ -282,7 +282,14 @@ function report(out, flags, result) {
   if (flags.json || !out.isTTY) out.write(JSON.stringify(result) + '\n');
   else {
     out.write(`${result.status}\n`);
-    for (const c of result.checks) out.write(`  ${c.status.padEnd(4)} ${c.id}: ${c.message}\n`);
+    for (const c of result.checks) {
+      out.write(`  ${c.status.padEnd(4)} ${c.id}: ${c.message}\n`);
+      for (const p of c.problems ?? []) {
+        const at = [p.capabilityId, p.field].filter(Boolean).join(' ');
+        out.write(`         ${p.file}${at ? ` ${at}` : ''}: ${p.code} ${p.reason}\n`);
+      }
+      if (c.omitted) out.write(`         … and ${c.omitted} more\n`);
+    }
     for (const p of result.planned ?? []) out.write(`  plan ${p}\n`);
     for (const w of result.written ?? []) out.write(`  wrote ${w}\n`);
   }
@@ -335,6 +342,16 @@ async function doctor(flags) {
       );
     } catch (error) {
       check(`provider:${id}`, 'fail', describe(error, i));
+      // The whole list, as a compiler gives it; an inline definition's problems are in the config.
+      const listed = await internal.diagnose({ providers: [source], budgets }).catch(() => undefined);
+      const found = listed?.providers[0];
+      if (found?.problems.length) {
+        const where = path.basename(file);
+        Object.assign(checks.at(-1), {
+          problems: found.problems.map((p) => ({ file: p.file ?? where, ...p })),
+          omitted: found.omitted,
+        });
+      }
     } finally {
       await graph?.close();
     }

@@ -552,6 +552,15 @@ function formatQualifiedId(value) {
 }
 
 /** @internal Verbs the CLI uses that are not part of the public surface (export, checkDocuments). */
-const internal = { query: (graph, verb, query) => runQuery(graph, verb, wire(query)) };
+const internal = {
+  query: (graph, verb, query) => runQuery(graph, verb, wire(query)),
+  /** Every definition problem of each provider of `config` (what `open` stops at first). */
+  async diagnose(config) {
+    const hosts = newHosts();
+    const wired = wireConfig(config, hosts);
+    hosts.databases = unwrap(call(native.databaseSources, wired));
+    return unwrap(call(native.diagnose, wired, await readDatabases(hosts.databases, hosts)));
+  },
+};
 
 module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor, internal };
