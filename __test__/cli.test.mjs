@@ -86,6 +86,46 @@ test('graph commands answer JSON when stdout is not a terminal', () => {
   }
 });
 
+test('read pages a document of any size with --cursor and --max-bytes', () => {
+  const p = project();
+  try {
+    // A document over read.maxResponseBytes (4 MiB) cannot be read whole, only by pages.
+    const line = 'A long guide line, repeated well past the whole-read budget.\n\n';
+    const body = line.repeat(Math.ceil((4 * 1024 * 1024 + 1000) / line.length));
+    writeFileSync(path.join(p.dir, 'seed', 'knowledge', 'route-validation.md'), body);
+    const whole = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02').json();
+    assert.equal(whole.results[0].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    let page = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--max-bytes', '32768').json();
+    assert.equal(page.startOffset, 0);
+    assert.ok(page.nextCursor && page.hasMore);
+    assert.equal(page.text, body.slice(0, page.endOffset));
+    const second = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--cursor', page.nextCursor, '--max-bytes', '32768').json();
+    assert.equal(second.startOffset, page.endOffset);
+    assert.equal(second.text, body.slice(page.endOffset, second.endOffset));
+    // The last page: no cursor.
+    page = p.run('read', 'seed.http::route.http', '--knowledge', 'D-01', '--max-bytes', '32768').json();
+    assert.deepEqual([page.hasMore, page.nextCursor], [false, undefined]);
+    assert.equal(page.text, readFileSync(path.join(p.dir, 'seed', 'knowledge', 'route-http.md'), 'utf8'));
+    const spec = p.run('spec', 'seed.http', '--knowledge', 'SPEC-01', '--max-bytes', '64').json();
+    assert.equal(spec.text, readFileSync(path.join(p.dir, 'seed', 'PROVIDER.md'), 'utf8').slice(0, spec.endOffset));
+    assert.ok(spec.hasMore && spec.endOffset <= 64);
+    assert.equal(p.run('spec', 'seed.http', '--knowledge', 'SPEC-01', '--cursor', spec.nextCursor, '--max-bytes', '64').json().startOffset, spec.endOffset);
+    // A page reads one document.
+    for (const args of [
+      ['read', 'seed.http::route.validation', '--max-bytes', '100'],
+      ['read', 'seed.http::route.validation', '--knowledge', 'D-02', '--knowledge', 'D-01', '--cursor', 'x'],
+      ['read', 'seed.http::route.validation', '--knowledge', 'D-02', '--role', 'guide', '--max-bytes', '100'],
+      ['read', 'seed.http::route.validation', '--knowledge', 'D-02', '--max-bytes', 'ten'],
+    ]) {
+      const e = envelope(p.run(...args));
+      assert.deepEqual([e.code, e.phase], ['CG_INPUT_INVALID', 'config'], args.join(' '));
+    }
+    assert.equal(envelope(p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--cursor', 'garbage!')).code, 'CG_INPUT_INVALID');
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('usage errors are CG_INPUT_INVALID in phase config; help and version work everywhere', () => {
   const p = project();
   try {
