@@ -334,19 +334,19 @@ test('a bound facade pages documents and lists members by a local capabilityId',
     // on the unbound graph are refused.
     const both = { capability: 'route', capabilityId: 'route' };
     for (const q of [
-      bound.readDocumentPage({ ...both, knowledgeId: 'D-01' }),
-      bound.readDocumentPage({ capabilityId: 'seed.http::route.validation', knowledgeId: 'D-02' }),
-      bound.readDocumentPage({ capabilityId: { capabilityId: 'route.validation' }, knowledgeId: 'D-02' }),
-      graph.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02' }),
+      () => bound.readDocumentPage({ ...both, knowledgeId: 'D-01' }),
+      () => bound.readDocumentPage({ capabilityId: 'seed.http::route.validation', knowledgeId: 'D-02' }),
+      () => bound.readDocumentPage({ capabilityId: { capabilityId: 'route.validation' }, knowledgeId: 'D-02' }),
+      () => graph.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02' }),
     ]) {
-      await rejectsWith(q, 'CG_INPUT_INVALID', 'document', 'fix_input');
+      await rejectsWith(q(), 'CG_INPUT_INVALID', 'document', 'fix_input');
     }
     for (const q of [
-      bound.listKnowledgeMembers({ ...both, collectionId: 'ROUTING' }),
-      bound.listKnowledgeMembers({ capabilityId: 7, collectionId: 'ROUTING' }),
-      graph.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'ROUTING' }),
+      () => bound.listKnowledgeMembers({ ...both, collectionId: 'ROUTING' }),
+      () => bound.listKnowledgeMembers({ capabilityId: 7, collectionId: 'ROUTING' }),
+      () => graph.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'ROUTING' }),
     ]) {
-      await rejectsWith(q, 'CG_INPUT_INVALID', 'query', 'fix_input');
+      await rejectsWith(q(), 'CG_INPUT_INVALID', 'query', 'fix_input');
     }
     await rejectsWith(bound.listKnowledgeMembers({ capabilityId: 'nope', collectionId: 'ROUTING' }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
   } finally {
