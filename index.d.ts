@@ -593,6 +593,16 @@ export interface DocumentBodyPage {
 export interface KnowledgeReader {
   id: string;
   canRead(ref: KnowledgeDocumentRef): boolean;
+  /**
+   * Optional: the document in chunks of at most `chunkBytes`, each with the same `source` (the
+   * document's URL) and one non-blank `contentType`; an empty document is one empty chunk.
+   * Page reads use it, so documents of any size can be paged.
+   */
+  stream?(
+    ref: KnowledgeDocumentRef,
+    context: { providerId: string; staticRevision: string },
+    options: { chunkBytes: number },
+  ): AsyncIterable<{ bytes: Uint8Array; contentType: string; source: string }>;
   read(
     ref: KnowledgeDocumentRef,
     context: { providerId: string; staticRevision: string },

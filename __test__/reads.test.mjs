@@ -353,3 +353,77 @@ test('a bound facade pages documents and lists members by a local capabilityId',
     await graph.close();
   }
 });
+
+test('URL documents of any size page through a reader stream; without stream the whole-read budget applies', async () => {
+  const url = 'https://docs.example.com/big.md';
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [doc('BIG', { type: 'http', url })] })] };
+  const line = 'Ünïcödé line of a large remote guide.\n\n';
+  const body = Buffer.from(line.repeat(Math.ceil(5_000_000 / Buffer.byteLength(line))));
+  const contentType = 'text/markdown; charset=utf-8';
+  let mutate = (chunk) => chunk;
+  let streams = 0;
+  const reader = {
+    id: 'streaming',
+    canRead: (ref) => ref.locator.type === 'http',
+    async read() {
+      throw new Error('the page reads stream');
+    },
+    async *stream(ref, ctx, { chunkBytes }) {
+      streams++;
+      assert.equal(ctx.providerId, 'acme');
+      // Chunks cut anywhere, code points split across them.
+      for (let at = 0; at < body.length; at += chunkBytes) {
+        yield mutate({ bytes: new Uint8Array(body.subarray(at, at + chunkBytes)), contentType, source: url }, at);
+      }
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+  try {
+    const q = { capability: 'acme::x', knowledgeId: 'BIG' };
+    const first = await graph.readDocumentPage(q);
+    assert.equal(first.totalBytes, body.length);
+    assert.equal(first.startOffset, 0);
+    assert.equal(first.text, body.subarray(0, first.endOffset).toString('utf8'));
+    // A page far into the document.
+    const far = Math.floor(body.length / 2 / Buffer.byteLength(line)) * Buffer.byteLength(line);
+    const middle = await graph.readDocumentPage({ ...q, startOffset: far, maxBytes: 1000 });
+    assert.equal(middle.text, body.subarray(far, middle.endOffset).toString('utf8'));
+    assert.equal(middle.contentId, first.contentId, 'the whole document identifies every page');
+    const next = await graph.readDocumentPage({ ...q, cursor: first.nextCursor });
+    assert.equal(next.startOffset, first.endOffset);
+    assert.equal(streams, 3, 'each page streams the source');
+    // The source changed between pages: the cursor no longer matches.
+    mutate = (chunk, at) => (at === 0 ? { ...chunk, bytes: new TextEncoder().encode('# Changed\n') } : chunk);
+    await rejectsWith(graph.readDocumentPage({ ...q, cursor: next.nextCursor }), 'CG_REVISION_MISMATCH', 'document', 'refresh');
+    // Every chunk is checked.
+    for (const bad of [
+      (chunk) => ({ ...chunk, source: 'https://elsewhere.example/' }),
+      (chunk, at) => ({ ...chunk, contentType: at === 0 ? contentType : 'text/plain' }),
+      (chunk) => ({ ...chunk, contentType: ' ' }),
+      (chunk) => ({ ...chunk, bytes: 'text' }),
+      (chunk) => ({ ...chunk, bytes: new Uint8Array(chunk.bytes.length + 1) }),
+    ]) {
+      mutate = bad;
+      await rejectsWith(graph.readDocumentPage(q), 'CG_ADAPTER_CONTRACT_INVALID', 'document', 'contact_admin', { reason: 'reader_stream_invalid' });
+    }
+    mutate = (chunk, at) => (at === 0 ? { ...chunk, bytes: new Uint8Array([0xc3]) } : chunk);
+    await rejectsWith(graph.readDocumentPage(q), 'CG_DOCUMENT_UNREADABLE', 'document', 'fix_input', { reason: 'invalid_utf8' });
+    mutate = () => {
+      throw new Error('socket closed at /srv/secret');
+    };
+    const e = await rejectsWith(graph.readDocumentPage(q), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    assert.ok(!JSON.stringify(e).includes('secret'));
+  } finally {
+    await graph.close();
+  }
+  // Without stream, a page read is a whole read: over read.maxResponseBytes it is too large.
+  const whole = await CapabilityGraph.open({
+    providers: [{ definition }],
+    readers: [{ id: 'whole', canRead: () => true, read: async (ref, ctx, { maxBytes }) => ({ bytes: new Uint8Array(body.subarray(0, Math.min(body.length, maxBytes + 1))), contentType, source: url }) }],
+  });
+  try {
+    await rejectsWith(whole.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG' }), 'CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope');
+  } finally {
+    await whole.close();
+  }
+});

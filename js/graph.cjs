@@ -174,6 +174,7 @@ async function askReaders(readers, request, bodies) {
       return failed(error);
     }
     if (!accepts) continue;
+    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed);
     let out;
     try {
       out = await reader.read(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { maxBytes: request.maxBytes });
@@ -192,6 +193,38 @@ async function askReaders(readers, request, bodies) {
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
+}
+
+/**
+ * A page read of a URL document through the reader's `stream()`: every chunk goes to the
+ * engine's stream check as it arrives (which hashes the whole document and keeps the page);
+ * a refused chunk ends the stream, and returning the iterator lets the reader release it.
+ */
+async function streamReader(reader, request, bodies, failed) {
+  const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
+  const field = (chunk, name) => {
+    try {
+      return typeof chunk?.[name] === 'string' ? chunk[name] : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  try {
+    const chunks = reader.stream(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { chunkBytes: request.stream.chunkBytes });
+    for await (const chunk of chunks) {
+      let bytes;
+      try {
+        if (chunk?.bytes instanceof Uint8Array) bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+      } catch {
+        bytes = undefined;
+      }
+      if (!check.push(bytes, field(chunk, 'contentType'), field(chunk, 'source'))) break;
+    }
+  } catch (error) {
+    return failed(error);
+  }
+  const answer = JSON.parse(check.finish());
+  return { key: request.key, ...answer, buffer: bodies.push(check.window()) - 1 };
 }
 
 /** Rounds of host reads a call may need: documents can only be added by a reload in between. */

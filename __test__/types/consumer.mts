@@ -116,7 +116,17 @@ async function documents(graph: CapabilityGraph): Promise<void> {
   void state;
   await CapabilityGraph.open({
     providers: [],
-    readers: [{ id: 'r', canRead: (ref) => ref.locator.type === 'http', read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }) }],
+    readers: [
+      { id: 'r', canRead: (ref) => ref.locator.type === 'http', read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }) },
+      {
+        id: 's',
+        canRead: () => true,
+        read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }),
+        async *stream(ref, ctx, { chunkBytes }) {
+          yield { bytes: new Uint8Array(Math.min(chunkBytes, 1)), contentType: 'text/plain', source: ctx.providerId };
+        },
+      },
+    ],
   });
 }
 void documents;

@@ -130,6 +130,60 @@ impl NativeHostCall {
     }
 }
 
+/// The check of one URL document streamed by a host reader for a page read (see
+/// `knowledge::stream`); the JS layer feeds it the reader's chunks.
+#[napi]
+pub struct NativeStreamCheck {
+    check: Option<crate::knowledge::stream::StreamCheck>,
+    window: Vec<u8>,
+}
+
+/// Starts the check of a stream the engine asked for (`request.stream` with its `source`).
+#[napi]
+pub fn stream_check(request: String) -> Option<NativeStreamCheck> {
+    crate::knowledge::stream::StreamCheck::new(&request)
+        .ok()
+        .map(|check| NativeStreamCheck {
+            check: Some(check),
+            window: Vec::new(),
+        })
+}
+
+#[napi]
+impl NativeStreamCheck {
+    /// One chunk (`bytes` absent when the reader gave no bytes); `false` once the stream is
+    /// refused, when the caller stops reading.
+    #[napi]
+    pub fn push(
+        &mut self,
+        bytes: Option<Buffer>,
+        content_type: Option<String>,
+        source: Option<String>,
+    ) -> bool {
+        self.check
+            .as_mut()
+            .is_some_and(|c| c.push(bytes.as_deref(), content_type.as_deref(), source.as_deref()))
+    }
+
+    /// The answer for the engine (JSON); the page's bytes are then in `window()`.
+    #[napi]
+    pub fn finish(&mut self) -> String {
+        match self.check.take() {
+            Some(check) => {
+                let (answer, window) = check.finish();
+                self.window = window;
+                answer
+            }
+            None => r#"{"kind":"refused","reason":"reader_stream_invalid"}"#.to_owned(),
+        }
+    }
+
+    #[napi]
+    pub fn window(&mut self) -> Buffer {
+        std::mem::take(&mut self.window).into()
+    }
+}
+
 /// The definition files of a provider folder (`layout`: `legacy` or `directory`), as JSON.
 #[napi]
 pub fn definition_files(root: String, layout: String) -> String {

@@ -257,16 +257,36 @@ fn page_of(bytes: Vec<u8>, start: u64, total: u64, known: Known) -> Result<Page>
 /// A page of a body a host reader delivered whole. Its cursor binds the content ID only.
 pub fn page_in(bytes: &[u8], start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
     let content_id = content_id(bytes);
+    check_known(known, &content_id)?;
+    std::str::from_utf8(bytes).map_err(|_| not_utf8())?;
+    let total = bytes.len() as u64;
+    let from = start.min(total) as usize;
+    let window = &bytes[from..(start + max_bytes + 1).min(total) as usize];
+    page_window(window, start, total, content_id, max_bytes)
+}
+
+/// A host body's content ID against the one a page cursor was issued for.
+pub fn check_known(known: Option<&Known>, content_id: &str) -> Result<()> {
     if known.is_some_and(|k| k.content_id != content_id) {
         return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
     }
-    std::str::from_utf8(bytes).map_err(|_| not_utf8())?;
-    let total = bytes.len() as u64;
+    Ok(())
+}
+
+/// A page of a host body of `total` bytes (valid UTF-8, identified by `content_id`) from the
+/// bytes at `start`: `window` holds them, up to `max_bytes + 1`.
+pub fn page_window(
+    window: &[u8],
+    start: u64,
+    total: u64,
+    content_id: String,
+    max_bytes: u64,
+) -> Result<Page> {
     if start > total {
         return Err(invalid("startOffset", "offset within the document"));
     }
     let want = max_bytes.min(total - start);
-    let window = &bytes[start as usize..(start + want + 1).min(total) as usize];
+    let window = &window[..(want + 1).min(window.len() as u64) as usize];
     let cut = cut_page(window, want as usize, start + want == total)?;
     let known = Known {
         content_id,

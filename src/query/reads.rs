@@ -11,8 +11,8 @@ use crate::definitions::model::Locator;
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::{format_qualified, is_id, is_knowledge_id};
-use crate::knowledge::body::{page_in, read_page, read_whole, whole_in, Known, Page, Whole};
-use crate::knowledge::host::HostBodies;
+use crate::knowledge::body::{read_page, read_whole, whole_in, Known, Page, Whole};
+use crate::knowledge::host::{HostBodies, PageRange};
 use crate::knowledge::{content_type, locate, source};
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::ProviderSnapshot;
@@ -551,16 +551,13 @@ fn page_of(
         }
         (None, None) => (0, None),
     };
-    let Some((page, content_type)) = page_body(
-        host,
-        s,
-        target.doc,
+    let range = PageRange {
         start,
-        max_bytes,
-        known.as_ref(),
-        budget.max_response_bytes,
-    )?
-    else {
+        page_bytes: max_bytes,
+        chunk_bytes: budget.max_bytes,
+        max_bytes: budget.max_response_bytes,
+    };
+    let Some((page, content_type)) = page_body(host, s, target.doc, &range, known.as_ref())? else {
         // The host has not read this URL document yet; the caller asks it and calls again.
         return Ok(String::new());
     };
@@ -630,21 +627,13 @@ fn page_body(
     host: &HostBodies,
     s: &ProviderSnapshot,
     doc: &DocumentRef,
-    start: u64,
-    max_bytes: u64,
+    range: &PageRange,
     known: Option<&Known>,
-    max_host_bytes: u64,
 ) -> Result<Option<(Page, String)>> {
     if let Locator::Http { .. } = doc.locator {
-        let Some(body) = host.body(s, doc, max_host_bytes)? else {
-            return Ok(None);
-        };
-        return Ok(Some((
-            page_in(&body.bytes, start, max_bytes, known)?,
-            body.content_type,
-        )));
+        return host.page(s, doc, range, known);
     }
-    let page = read_page(&locate(s, doc)?, start, max_bytes, known)?;
+    let page = read_page(&locate(s, doc)?, range.start, range.page_bytes, known)?;
     Ok(Some((page, content_type(doc).to_owned())))
 }
 
