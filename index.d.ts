@@ -556,6 +556,11 @@ export interface PageQuery extends ScopedQuery {
   /** At most `budgets.read.maxBytes` (32 KiB, the default). */
   maxBytes?: number;
   cursor?: string;
+  /**
+   * Cancels the read: it settles at once with `CG_DOCUMENT_UNREADABLE` (`retry`); a host
+   * reader receives it with the read.
+   */
+  signal?: AbortSignal;
 }
 
 export interface DocumentPageQuery extends PageQuery {
@@ -601,7 +606,7 @@ export interface KnowledgeReader {
   stream?(
     ref: KnowledgeDocumentRef,
     context: { providerId: string; staticRevision: string },
-    options: { chunkBytes: number },
+    options: { chunkBytes: number; signal?: AbortSignal },
   ): AsyncIterable<{ bytes: Uint8Array; contentType: string; source: string }>;
   read(
     ref: KnowledgeDocumentRef,

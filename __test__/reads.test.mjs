@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CapabilityGraph } from '@devcodex/capability-graph';
+import { CapabilityGraph, createToolAdapter } from '@devcodex/capability-graph';
 import { assertError, cap, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 const doc = (knowledgeId, locator, extra = {}) => ({ kind: 'document', knowledgeId, role: 'guide', locator, ...extra });
@@ -425,5 +425,59 @@ test('URL documents of any size page through a reader stream; without stream the
     await rejectsWith(whole.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG' }), 'CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope');
   } finally {
     await whole.close();
+  }
+});
+
+test('page reads take a signal: readers receive it, an abort settles the read at once', { timeout: 30_000 }, async () => {
+  const url = 'https://docs.example.com/slow.md';
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [doc('SLOW', { type: 'http', url })] })] };
+  const seen = [];
+  // The reader answers only when its signal aborts (then it throws), or never.
+  const waitForAbort = (signal) =>
+    new Promise((resolve, reject) => {
+      seen.push(signal);
+      signal?.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' })), { once: true });
+    });
+  const streaming = { id: 's', canRead: () => true, read: async () => ({}), async *stream(ref, ctx, options) { await waitForAbort(options.signal); } };
+  const reading = { id: 'r', canRead: () => true, read: (ref, ctx, budget) => waitForAbort(budget.signal) };
+  for (const reader of [streaming, reading]) {
+    const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+    try {
+      const q = { capability: 'acme::x', knowledgeId: 'SLOW' };
+      for (const signal of ['x', {}, 1]) {
+        await rejectsWith(graph.readDocumentPage({ ...q, signal }), 'CG_INPUT_INVALID', 'document', 'fix_input', { field: 'signal' });
+      }
+      const controller = new AbortController();
+      const pending = graph.readDocumentPage({ ...q, signal: controller.signal });
+      while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(seen.pop() instanceof AbortSignal, `${reader.id} receives a signal`);
+      controller.abort();
+      await rejectsWith(pending, 'CG_DOCUMENT_UNREADABLE', 'document', 'retry', { reason: 'aborted' });
+      // Already aborted: settles without waiting for anything.
+      await rejectsWith(graph.readDocumentPage({ ...q, signal: AbortSignal.abort() }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+      seen.length = 0;
+      // The Tool Adapter passes its call's signal.
+      const adapter = createToolAdapter(graph, { documentBodies: true });
+      const tool = new AbortController();
+      const call = adapter.call('read_document_page', q, { signal: tool.signal });
+      while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      tool.abort();
+      const out = await call;
+      assert.deepEqual([out.ok, out.error.code, out.error.nextAction], [false, 'CG_DOCUMENT_UNREADABLE', 'retry']);
+      seen.length = 0;
+    } finally {
+      await graph.close();
+    }
+  }
+  // Local files: a signal is accepted; one aborted before the read settles it at once.
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  try {
+    const q = { capability: 'seed.http::route.validation', knowledgeId: 'D-02' };
+    assert.equal((await graph.readDocumentPage({ ...q, signal: new AbortController().signal })).startOffset, 0);
+    await rejectsWith(graph.readDocumentPage({ ...q, signal: AbortSignal.abort() }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    await rejectsWith(graph.readSpecificationPage({ providerId: 'seed.http', knowledgeId: 'SPEC-01', signal: AbortSignal.abort() }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    await rejectsWith(graph.readDocuments({ selected: ['seed.http::route'], signal: new AbortController().signal }), 'CG_INPUT_INVALID', 'document', 'fix_input');
+  } finally {
+    await graph.close();
   }
 });

@@ -163,7 +163,7 @@ function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued
  * Asks the host's readers for one URL document: the first reader whose canRead accepts it
  * reads it. What comes back is passed to the engine unjudged; the engine validates it.
  */
-async function askReaders(readers, request, bodies) {
+async function askReaders(readers, request, bodies, signal) {
   const answer = { key: request.key };
   const failed = (error) => ({ ...answer, kind: 'failed', code: typeof error?.code === 'string' ? error.code : null });
   for (const reader of readers) {
@@ -174,10 +174,10 @@ async function askReaders(readers, request, bodies) {
       return failed(error);
     }
     if (!accepts) continue;
-    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed);
+    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, signal);
     let out;
     try {
-      out = await reader.read(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { maxBytes: request.maxBytes });
+      out = await reader.read(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { maxBytes: request.maxBytes, ...(signal ? { signal } : {}) });
     } catch (error) {
       return failed(error);
     }
@@ -200,7 +200,7 @@ async function askReaders(readers, request, bodies) {
  * engine's stream check as it arrives (which hashes the whole document and keeps the page);
  * a refused chunk ends the stream, and returning the iterator lets the reader release it.
  */
-async function streamReader(reader, request, bodies, failed) {
+async function streamReader(reader, request, bodies, failed, signal) {
   const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
   const field = (chunk, name) => {
     try {
@@ -210,8 +210,10 @@ async function streamReader(reader, request, bodies, failed) {
     }
   };
   try {
-    const chunks = reader.stream(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { chunkBytes: request.stream.chunkBytes });
+    const options = { chunkBytes: request.stream.chunkBytes, ...(signal ? { signal } : {}) };
+    const chunks = reader.stream(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, options);
     for await (const chunk of chunks) {
+      if (signal?.aborted) break;
       let bytes;
       try {
         if (chunk?.bytes instanceof Uint8Array) bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
@@ -235,13 +237,13 @@ const MAX_READ_ROUNDS = 4;
  * bodies)` answers the result, or `?` + the reads it still needs, which the readers answer for
  * the next round.
  */
-async function withReaders(send, readers, phase) {
+async function withReaders(send, readers, phase, signal) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const text = await call(() => send(answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
-    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies));
+    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, signal));
   }
   throw new GraphError({ code: 'CG_INTERNAL', phase });
 }
@@ -404,6 +406,33 @@ async function readDatabases(sources, hosts) {
 
 // An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
+
+/** Page reads take an AbortSignal: it stays here, the engine sees a marker where it was. */
+const PAGE_VERBS = ['readDocumentPage', 'readSpecificationPage'];
+function readArgs(verb, query) {
+  if (!PAGE_VERBS.includes(verb)) return [wire(query), undefined];
+  let signal;
+  const args = toWireJson(query === undefined ? {} : query, (value, path) => {
+    if (path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
+    signal = value;
+    return JSON.stringify({ [HOST_KEY]: 'signal' });
+  });
+  return [args, signal];
+}
+
+/** Settles with the engine's "aborted" error as soon as `signal` aborts; a later result is dropped. */
+function abortable(signal, start) {
+  const aborted = () => failure(native.pageReadAborted());
+  if (signal === undefined) return start();
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    start()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
 
 /** Query verbs taking one query object. */
@@ -452,8 +481,8 @@ class CapabilityGraph {
 
   static {
     runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
-    runRead = (graph, verb, args, providerId) =>
-      withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document');
+    runRead = (graph, verb, args, signal, providerId) =>
+      abortable(signal, () => withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', signal));
     runHosted = async (graph, verb, query, providerId) => {
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
@@ -540,10 +569,11 @@ for (const verb of UNARY_VERBS) {
 }
 for (const verb of READ_VERBS) {
   CapabilityGraph.prototype[verb] = async function (query) {
-    return runRead(this, verb, wire(query));
+    return runRead(this, verb, ...readArgs(verb, query));
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runRead(graphOf(this), verb, wire(query), this.providerId);
+    const [args, signal] = readArgs(verb, query);
+    return runRead(graphOf(this), verb, args, signal, this.providerId);
   };
 }
 for (const verb of BINARY_VERBS) {

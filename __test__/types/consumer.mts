@@ -95,7 +95,7 @@ async function discovery(graph: CapabilityGraph): Promise<void> {
   await bound.getNeighbors('route');
   await bound.listKnowledgeMembers({ capability: 'route', collectionId: 'C-1' });
   await bound.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'C-1' });
-  await bound.readDocumentPage({ capabilityId: 'route', knowledgeId: 'D-01' });
+  await bound.readDocumentPage({ capabilityId: 'route', knowledgeId: 'D-01', signal: new AbortController().signal });
   // @ts-expect-error one of capability and capabilityId
   await bound.readDocumentPage({ capability: 'route', capabilityId: 'route', knowledgeId: 'D-01' });
   // @ts-expect-error a bound facade takes no request scope

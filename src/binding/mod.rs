@@ -130,6 +130,12 @@ impl NativeHostCall {
     }
 }
 
+/// The error of a page read its caller aborted (an error string).
+#[napi]
+pub fn page_read_aborted() -> String {
+    outcome(Err(crate::query::reads::page_read_aborted()))
+}
+
 /// The check of one URL document streamed by a host reader for a page read (see
 /// `knowledge::stream`); the JS layer feeds it the reader's chunks.
 #[napi]

@@ -464,9 +464,10 @@ struct After {
     file: String,
 }
 
-const PAGE_KEYS: [&str; 10] = [
+const PAGE_KEYS: [&str; 11] = [
     "capability",
     "capabilityId",
+    "signal",
     "providerId",
     "knowledgeId",
     "startOffset",
@@ -507,6 +508,15 @@ fn page_args<'a>(args: &'a Args, call: &Call) -> Result<PageArgs<'a>> {
     let cursor = args.string("cursor")?;
     if start.is_some() && cursor.is_some() {
         return Err(invalid("cursor", "either cursor or startOffset"));
+    }
+    // The JS layer keeps the caller's AbortSignal and leaves its marker here.
+    if let Some(v) = args.get("signal")? {
+        if v.get(crate::config::HOST_KEY)
+            .and_then(serde_json::Value::as_str)
+            != Some("signal")
+        {
+            return Err(invalid("signal", "AbortSignal"));
+        }
     }
     Ok(PageArgs {
         max_bytes,
@@ -732,4 +742,12 @@ pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Re
         "specification-body",
         host,
     )
+}
+
+/// A page read its caller aborted: it settles at once, whatever the reader still does.
+pub fn page_read_aborted() -> GraphError {
+    GraphError::new(Code::DocumentUnreadable)
+        .with_phase(crate::error::Phase::Document)
+        .with_action(crate::error::NextAction::Retry)
+        .detail("reason", "aborted")
 }
