@@ -196,6 +196,7 @@ test('doctor reports checks; a readable config with problems is failed', () => {
     assert.match(checks['documents:seed.http'].message, /D-03: CG_DOCUMENT_NOT_FOUND/);
     assert.equal(checks['provider:ghost'].status, 'fail');
     assert.match(checks['provider:ghost'].message, /"path":"providers\[1\]/);
+    assert.equal(checks['provider:ghost'].problems, undefined, 'a provider that cannot be reached has no definitions to list');
     assert.equal(checks.executor.status, 'warn');
     assert.ok(!bad.stdout.includes(p.dir), 'no absolute path in the report');
   } finally {

@@ -31,7 +31,7 @@ impl Problem {
         // A cycle has no reason of its own: it is the relation that loops.
         let reason = detail("reason").unwrap_or_else(|| match detail("relation") {
             Some(_) => "cycle".to_owned(),
-            None => e.code().as_str().to_lowercase(),
+            None => "invalid".to_owned(),
         });
         Problem {
             file: detail("file"),

@@ -82,7 +82,7 @@ pub fn load(
 }
 
 /// Every problem `load` would meet in `source`, not just the first (for `doctor`). What stops
-/// a source from being read at all (its folder, a file that is no JSON, a database read) is
+/// a source's definitions from being read at all (a file that is no JSON, a database read) is
 /// the one problem it has; a database view's records are checked as `load` checks them.
 pub fn problems(
     source: &ProviderSource,
@@ -118,5 +118,10 @@ pub fn problems(
         }
         SourceKind::Database { .. } => load(source, None, database).map(|_| Vec::new()),
     };
-    found.unwrap_or_else(|e| vec![e])
+    // A source that cannot be reached (its folder, its roots) has no definitions to list: its
+    // config error is the check's message.
+    found.unwrap_or_else(|e| match e.code() {
+        Code::ConfigInvalid => Vec::new(),
+        _ => vec![e],
+    })
 }
