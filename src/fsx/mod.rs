@@ -1,5 +1,8 @@
 //! File system primitives shared by definition loading and document reads: opening that never
-//! blocks on a FIFO, and the identity of an open file.
+//! blocks on a FIFO, files reached only beneath a trusted root's handle, and the identity of an
+//! open file.
+
+pub mod beneath;
 
 use std::fs::{File, OpenOptions};
 use std::io;
