@@ -71,7 +71,7 @@ function tally() {
     },
     error(error) {
       if (DOCUMENT_ERRORS.has(error?.code)) seen.error++;
-      else other(error?.code ?? String(error));
+      else other(`${error?.code ?? String(error)}:${error?.details?.reason}`);
     },
   };
 }

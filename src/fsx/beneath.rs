@@ -82,6 +82,7 @@ impl RootDir {
     /// The components of an absolute link target below the root, if it lies inside the root.
     /// A target spelled through another path to the root (say, a symlinked temp directory) is
     /// placed by its real path; the file is still opened beneath the handle, never by name.
+    #[cfg_attr(not(unix), allow(dead_code))]
     fn inside(&self, target: &Path) -> Option<PathBuf> {
         if let Ok(rest) = target.strip_prefix(&self.real) {
             return Some(rest.to_path_buf());
@@ -92,7 +93,8 @@ impl RootDir {
 }
 
 fn components(rel: &str) -> impl Iterator<Item = &str> {
-    rel.split('/').filter(|part| !part.is_empty() && *part != ".")
+    rel.split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
 }
 
 #[cfg(unix)]
@@ -158,13 +160,18 @@ mod imp {
             self.dirs.last().map_or(self.root.fd.as_fd(), |d| d.as_fd())
         }
 
-        /// Continues the walk at a link's target instead of the link.
-        fn follow(&mut self, name: &OsStr) -> Result<(), Refusal> {
+        /// Continues the walk at a link's target instead of the link; `false` if `name` is no
+        /// longer a link (it changed since it was looked at).
+        fn follow(&mut self, name: &OsStr) -> Result<bool, Refusal> {
             self.links += 1;
             if self.links > MAX_LINKS {
                 return Err(Refusal::Unreadable);
             }
-            let target = readlinkat(self.here(), name, Vec::new()).map_err(refusal)?;
+            let target = match readlinkat(self.here(), name, Vec::new()) {
+                Ok(target) => target,
+                Err(Errno::INVAL | Errno::NOENT) => return Ok(false),
+                Err(e) => return Err(refusal(e)),
+            };
             let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
             let rest = if target.is_absolute() {
                 let rest = self.root.inside(&target).ok_or(Refusal::Outside)?;
@@ -177,7 +184,7 @@ mod imp {
             for part in components(parts).collect::<Vec<_>>().into_iter().rev() {
                 self.pending.push_front(OsString::from(part));
             }
-            Ok(())
+            Ok(true)
         }
 
         /// Resolves every component and opens the regular file the last one names.
@@ -190,12 +197,13 @@ mod imp {
                     continue;
                 }
                 let last = self.pending.is_empty();
-                let stat = statat(self.here(), &name, AtFlags::SYMLINK_NOFOLLOW).map_err(refusal)?;
+                let stat =
+                    statat(self.here(), &name, AtFlags::SYMLINK_NOFOLLOW).map_err(refusal)?;
                 let failed = match entry_of(FileType::from_raw_mode(stat.st_mode)) {
-                    EntryType::Symlink => {
-                        self.follow(&name)?;
-                        continue;
-                    }
+                    EntryType::Symlink => match self.follow(&name)? {
+                        true => continue,
+                        false => Errno::INVAL,
+                    },
                     EntryType::Directory if !last => {
                         match openat(self.here(), &name, DIR_FLAGS, Mode::empty()) {
                             Ok(fd) => {
@@ -297,7 +305,7 @@ mod imp {
         if fs::metadata(&real)?.is_dir() {
             Ok(RootDir { real })
         } else {
-            Err(io::Error::new(io::ErrorKind::Other, "not a directory"))
+            Err(io::Error::other("not a directory"))
         }
     }
 

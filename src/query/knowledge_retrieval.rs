@@ -14,12 +14,11 @@ use crate::hostcall::{Host, HostCall};
 use crate::ids::{format_qualified, is_knowledge_id};
 use crate::knowledge::body::{identify, page_in, read_page, read_range, Known};
 use crate::knowledge::host::HostBodies;
-use crate::knowledge::{content_type, locate, source};
+use crate::knowledge::{content_type, locate, source, Located};
 use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// A target as the engine keeps it while the retriever runs.
@@ -40,14 +39,14 @@ struct Observed {
 /// (read again at the hit's range, and only while unchanged).
 enum Body {
     Bytes(Vec<u8>),
-    File { path: PathBuf, known: Known },
+    File { at: Located, known: Known },
 }
 
 impl Body {
     fn range(&self, start: u64, end: u64) -> Result<Option<Vec<u8>>> {
         match self {
             Body::Bytes(b) => Ok(b.get(start as usize..end as usize).map(<[u8]>::to_vec)),
-            Body::File { path, known } => read_range(path, start, end, known),
+            Body::File { at, known } => read_range(at, start, end, known),
         }
     }
 }
@@ -224,14 +223,14 @@ impl KnowledgeSearch {
                 )
             }
             Locator::RelativeFile { .. } => {
-                let path = locate(s, &t.doc)?;
-                let (known, total) = identify(&path)?;
+                let at = locate(s, &t.doc)?;
+                let (known, total) = identify(&at)?;
                 let content_type = content_type(&t.doc).to_owned();
                 (
                     known.content_id.clone(),
                     total,
                     content_type,
-                    Body::File { path, known },
+                    Body::File { at, known },
                 )
             }
         };
@@ -254,7 +253,7 @@ impl KnowledgeSearch {
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         let page = match &observed.body {
             Body::Bytes(b) => page_in(b, offset, chunk, None)?,
-            Body::File { path, known } => read_page(path, offset, chunk, Some(known))?,
+            Body::File { at, known } => read_page(at, offset, chunk, Some(known))?,
         };
         Ok(json!({ "text": page.text, "end": page.end }))
     }

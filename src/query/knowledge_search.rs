@@ -75,11 +75,13 @@ pub(super) struct Target<'a> {
 fn context_digest(s: &ProviderSnapshot, doc: &DocumentRef) -> String {
     let (dir, identity) = match &doc.locator {
         Locator::Http { .. } => (None, None),
-        Locator::RelativeFile { root: None, .. } => (s.roots.default_root.as_deref(), None),
+        Locator::RelativeFile { root: None, .. } => {
+            (s.roots.default_root.as_deref().map(|r| r.real_path()), None)
+        }
         Locator::RelativeFile {
             root: Some(alias), ..
         } => match s.roots.aliases.iter().find(|(a, _)| a == alias) {
-            Some((_, bound)) => (Some(bound.dir.as_path()), Some(bound.identity.as_str())),
+            Some((_, bound)) => (Some(bound.dir()), Some(bound.identity.as_str())),
             None => (None, None),
         },
     };

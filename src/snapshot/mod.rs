@@ -5,8 +5,10 @@ pub mod revision;
 
 use crate::definitions::model::{KnowledgeRef, ProviderRecord};
 use crate::definitions::ValidatedProvider;
+use crate::fsx::beneath::RootDir;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
+use std::sync::Arc;
 
 /// The eight neighbour kinds, in their fixed order (reference/definitions.md §5.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,21 +126,31 @@ impl AuthorityKind {
     }
 }
 
-/// A trusted root bound at load: its real path, and what it was bound to (`directory`, or a
-/// package's name, version and manifest hash) so a later read can tell it changed.
-#[derive(Debug, Clone, PartialEq)]
+/// A trusted root bound at load: the directory handle every document beneath it is opened
+/// through, and what it was bound to (`directory`, or a package's name, version and manifest
+/// hash) so a later read can tell it changed.
+#[derive(Debug, Clone)]
 pub struct BoundRoot {
-    pub dir: PathBuf,
+    pub handle: Arc<RootDir>,
     pub identity: String,
     /// The npm package name for a package root.
     pub package: Option<String>,
 }
 
-/// Where a snapshot's documents are read from; never part of any output.
+impl BoundRoot {
+    /// The real path it was opened at (never an output, never reopened by name).
+    pub fn dir(&self) -> &Path {
+        self.handle.real_path()
+    }
+}
+
+/// Where a snapshot's documents are read from; never part of any output. The handles stay
+/// open as long as the snapshot does.
 #[derive(Debug, Default)]
 pub struct DocumentRoots {
-    /// Real path of the file provider's root or of an inline provider's `documentRoot`.
-    pub default_root: Option<PathBuf>,
+    /// The file provider's root, an inline provider's `documentRoot` or a database view's
+    /// `knowledgeRootDir`.
+    pub default_root: Option<Arc<RootDir>>,
     /// `knowledgeRoots` aliases, bound.
     pub aliases: Vec<(String, BoundRoot)>,
 }

@@ -7,8 +7,10 @@ pub mod file;
 use crate::config::{ProviderSource, SourceKind};
 use crate::definitions::{validate_provider, RawDefinitions, Roots};
 use crate::error::{Code, GraphError, Result};
+use crate::knowledge::roots;
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
 /// (reload); an inline source keeps no definition of its own after it loaded. `database` is
@@ -33,7 +35,7 @@ pub fn load(
         SourceKind::Inline {
             definition: own, ..
         } => {
-            let roots = crate::knowledge::roots::bind(source)?;
+            let roots = roots::bind(source, roots::open_own(source, None)?)?;
             let raw = RawDefinitions::Inline(definition.unwrap_or(own));
             let validated = validate_provider(&raw, None, &rules)?;
             Ok(ProviderSnapshot::build(
@@ -45,8 +47,10 @@ pub fn load(
         SourceKind::File { root, layout } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
-            let files = file::read_provider_dir(root, *layout, provider_id, &config_path)?;
-            let roots = crate::knowledge::roots::bind(source)?;
+            // Definitions and documents are read beneath the same handle of the root.
+            let own = Arc::new(file::open_root(root, &config_path)?);
+            let files = file::read_provider_dir(&own, *layout, provider_id)?;
+            let roots = roots::bind(source, Some(own))?;
             let raw = RawDefinitions::Files {
                 provider: &files.provider,
                 capabilities: files
@@ -69,7 +73,7 @@ pub fn load(
                 aliases: &aliases,
                 default_root: default_root.is_some(),
             };
-            let roots = crate::knowledge::roots::bind_with(source, default_root)?;
+            let roots = roots::bind(source, roots::open_own(source, default_root)?)?;
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let validated = read.validate(provider_id, &rules)?;
             Ok(ProviderSnapshot::build(
