@@ -419,6 +419,22 @@ mod tests {
     }
 
     #[test]
+    fn absolute_links_spelled_through_another_path_to_the_root_are_placed_by_real_path() {
+        let t = Tree::new("spelled");
+        symlink(t.path("root"), t.path("alias")).unwrap();
+        symlink(t.path("alias/docs/a.md"), t.path("root/via-alias.md")).unwrap();
+        symlink(
+            t.path("alias/../outside/secret.md"),
+            t.path("root/via-alias-out.md"),
+        )
+        .unwrap();
+        let root = RootDir::open(&t.path("alias")).unwrap();
+        assert_eq!(root.real_path(), fs::canonicalize(t.path("root")).unwrap());
+        assert_eq!(read(&root, "via-alias.md").unwrap(), "inside");
+        assert_eq!(read(&root, "via-alias-out.md"), Err(Refusal::Outside));
+    }
+
+    #[test]
     fn leaving_the_root_is_refused() {
         let t = Tree::new("outside");
         symlink(t.path("outside"), t.path("root/docs/out")).unwrap();
