@@ -47,6 +47,83 @@ pub fn validate_provider(
         RawDefinitions::Inline(v) => (*v, None),
         RawDefinitions::Files { provider, .. } => (*provider, Some("provider.json")),
     };
+    let inline = matches!(raw, RawDefinitions::Inline(_));
+    let provider = provider_part(provider_value, provider_file, inline, expected_id, roots)?;
+    let o = Origin {
+        provider_id: Some(&provider.provider_id),
+        ..Origin::default()
+    };
+
+    // (file, prefix, value) per capability, in load order.
+    let inputs: Vec<(Option<&str>, String, &Value)> = match raw {
+        RawDefinitions::Inline(v) => array(&o, &v["capabilities"], "capabilities")?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (None, index("capabilities", i), v))
+            .collect(),
+        RawDefinitions::Files { capabilities, .. } => capabilities
+            .iter()
+            .map(|(file, v)| (Some(*file), String::new(), *v))
+            .collect(),
+    };
+    let records = validate_all(&o, &inputs, roots)?;
+    let sources: Vec<(Option<&str>, &str)> = inputs
+        .iter()
+        .map(|(file, prefix, _)| (*file, prefix.as_str()))
+        .collect();
+    assemble(provider, provider_file, records, &sources)
+}
+
+/// How one definition file of a file provider is checked as soon as it is read, on the
+/// reading thread, so that no parsed JSON tree outlives its own file.
+pub fn capability_in_file(
+    provider_id: &str,
+    file: &str,
+    value: &Value,
+    roots: &Roots,
+) -> Result<CapabilityRecord, GraphError> {
+    let origin = Origin {
+        provider_id: Some(provider_id),
+        file: Some(file),
+        ..Origin::default()
+    };
+    validate::capability_record(&origin, value, "", roots)
+}
+
+/// Validates a file provider whose definition files were each checked when read
+/// ([`capability_in_file`]): the same rules and the same first error as [`validate_provider`].
+pub fn validate_files(
+    provider_value: &Value,
+    files: Vec<(String, Result<CapabilityRecord, GraphError>)>,
+    expected_id: &str,
+    roots: &Roots,
+) -> Result<ValidatedProvider, GraphError> {
+    let provider_file = Some("provider.json");
+    let provider = provider_part(
+        provider_value,
+        provider_file,
+        false,
+        Some(expected_id),
+        roots,
+    )?;
+    let mut names = Vec::with_capacity(files.len());
+    let mut records = Vec::with_capacity(files.len());
+    for (file, record) in files {
+        records.push(record?);
+        names.push(file);
+    }
+    let sources: Vec<(Option<&str>, &str)> = names.iter().map(|f| (Some(f.as_str()), "")).collect();
+    assemble(provider, provider_file, records, &sources)
+}
+
+/// The provider record: its shape, size and fields, and the configured ID when there is one.
+fn provider_part(
+    provider_value: &Value,
+    provider_file: Option<&str>,
+    inline: bool,
+    expected_id: Option<&str>,
+    roots: &Roots,
+) -> Result<ProviderRecord, GraphError> {
     // An inline definition names its own provider; use that name in errors when it is valid.
     let named = provider_value
         .get("providerId")
@@ -58,7 +135,6 @@ pub fn validate_provider(
         ..Origin::default()
     };
     let provider_map = object(&provider_origin, provider_value, "")?;
-    let inline = matches!(raw, RawDefinitions::Inline(_));
     let size = if inline {
         crate::json::compact_len_without(provider_map, "capabilities")
     } else {
@@ -74,25 +150,22 @@ pub fn validate_provider(
     if expected_id.is_some_and(|id| id != provider.provider_id) {
         return Err(provider_origin.invalid("providerId", "provider_id_mismatch"));
     }
+    Ok(provider)
+}
+
+/// The provider-wide rules over valid records in load order (`sources[i]`: record `i`'s file
+/// and its path inside an inline definition): unique IDs, relation endpoints, acyclic
+/// relations, knowledge IDs.
+fn assemble(
+    provider: ProviderRecord,
+    provider_file: Option<&str>,
+    records: Vec<CapabilityRecord>,
+    load_sources: &[(Option<&str>, &str)],
+) -> Result<ValidatedProvider, GraphError> {
     let o = Origin {
         provider_id: Some(&provider.provider_id),
         ..Origin::default()
     };
-
-    // (file, prefix, value) per capability, in load order.
-    let inputs: Vec<(Option<&str>, String, &Value)> = match raw {
-        RawDefinitions::Inline(_) => array(&o, &provider_map["capabilities"], "capabilities")?
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (None, index("capabilities", i), v))
-            .collect(),
-        RawDefinitions::Files { capabilities, .. } => capabilities
-            .iter()
-            .map(|(file, v)| (Some(*file), String::new(), *v))
-            .collect(),
-    };
-    let records = validate_all(&o, &inputs, roots)?;
-
     // Sort by ID, remembering load positions for duplicate and endpoint errors.
     let mut order: Vec<usize> = (0..records.len()).collect();
     order.sort_by(|&a, &b| records[a].capability_id.cmp(&records[b].capability_id));
@@ -100,20 +173,17 @@ pub fn validate_provider(
         if records[pair[0]].capability_id == records[pair[1]].capability_id {
             let later = pair[0].max(pair[1]);
             let origin = Origin {
-                file: inputs[later].0,
+                file: load_sources[later].0,
                 ..o.with_capability(&records[later].capability_id)
             };
             return Err(origin.invalid(
-                &fields::join(&inputs[later].1, "capabilityId"),
+                &fields::join(load_sources[later].1, "capabilityId"),
                 "duplicate_capability",
             ));
         }
     }
     // Where each sorted record came from: its file, or its path in an inline definition.
-    let sources: Vec<(Option<&str>, &str)> = order
-        .iter()
-        .map(|&i| (inputs[i].0, inputs[i].1.as_str()))
-        .collect();
+    let sources: Vec<(Option<&str>, &str)> = order.iter().map(|&i| load_sources[i]).collect();
     let mut slots: Vec<Option<CapabilityRecord>> = records.into_iter().map(Some).collect();
     let capabilities: Vec<CapabilityRecord> = order
         .iter()

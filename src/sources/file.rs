@@ -31,21 +31,24 @@ pub enum Layout {
     Directory,
 }
 
-/// One definition file, parsed but not validated.
+/// One definition file and what was made of it when it was read.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RawDefinitionFile {
+pub struct DefinitionFile<T> {
     /// Relative to the root, '/'-separated.
     pub file: String,
-    pub value: Value,
+    pub value: T,
 }
 
-/// A provider's manifest and definitions, parsed but not validated.
+/// A provider's manifest, parsed but not validated, and its definition files.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RawProviderFiles {
+pub struct ProviderFiles<T> {
     pub provider: Value,
     /// Sorted by `file` in byte order.
-    pub definitions: Vec<RawDefinitionFile>,
+    pub definitions: Vec<DefinitionFile<T>>,
 }
+
+/// Definition files parsed but not validated.
+pub type RawProviderFiles = ProviderFiles<Value>;
 
 const MANIFEST: &str = "provider.json";
 const CAPABILITIES_DIR: &str = "capabilities";
@@ -82,6 +85,18 @@ pub fn read_provider_dir(
     layout: Layout,
     provider_id: &str,
 ) -> Result<RawProviderFiles, GraphError> {
+    read_provider_dir_with(root, layout, provider_id, &|_, value| value)
+}
+
+/// Like [`read_provider_dir`], handing each parsed definition file to `each` on the thread that
+/// read it, so a parsed tree lives no longer than its own file. The first failure to read (in
+/// sorted order) is reported whatever `each` made of the files.
+pub fn read_provider_dir_with<T: Send>(
+    root: &RootDir,
+    layout: Layout,
+    provider_id: &str,
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<ProviderFiles<T>, GraphError> {
     let fail = |file: &str, reason: Reason| definition_error(provider_id, file, reason);
 
     let provider = read_manifest(root).map_err(|reason| fail(MANIFEST, reason))?;
@@ -95,8 +110,8 @@ pub fn read_provider_dir(
         return Err(fail(&found[index].rel, Reason::DefinitionCaseCollision));
     }
     let definitions =
-        read_definitions(root, found).map_err(|(file, reason)| fail(&file, reason))?;
-    Ok(RawProviderFiles {
+        read_definitions(root, found, each).map_err(|(file, reason)| fail(&file, reason))?;
+    Ok(ProviderFiles {
         provider,
         definitions,
     })
@@ -104,7 +119,7 @@ pub fn read_provider_dir(
 
 /// The definition files of a provider tree, relative to its root and sorted (for `migrate`).
 pub fn definition_files(root: &Path, layout: Layout) -> Result<Vec<String>, GraphError> {
-    let files = read_provider_dir(&open_root(root, "rootDir")?, layout, "")?;
+    let files = read_provider_dir_with(&open_root(root, "rootDir")?, layout, "", &|_, _| ())?;
     Ok(files.definitions.into_iter().map(|d| d.file).collect())
 }
 
@@ -393,18 +408,19 @@ fn read_manifest(root: &RootDir) -> Result<Value, Reason> {
 }
 
 /// Reads all candidates, in parallel when there are enough, and pairs them with their paths.
-fn read_definitions(
+fn read_definitions<T: Send>(
     root: &RootDir,
     found: Vec<Candidate>,
-) -> Result<Vec<RawDefinitionFile>, (String, Reason)> {
-    let values = match read_all(root, &found) {
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<Vec<DefinitionFile<T>>, (String, Reason)> {
+    let values = match read_all(root, &found, each) {
         Ok(values) => values,
         Err((index, reason)) => return Err((found[index].rel.clone(), reason)),
     };
     Ok(found
         .into_iter()
         .zip(values)
-        .map(|(candidate, value)| RawDefinitionFile {
+        .map(|(candidate, value)| DefinitionFile {
             file: candidate.rel,
             value,
         })
@@ -420,8 +436,12 @@ enum ChunkError {
 /// Contiguous chunks, one per worker. Each chunk stops at its own first failure, and every chunk
 /// stops once a lower index has failed, so the lowest failing index is always found and reported
 /// whatever the thread timing.
-fn read_all(root: &RootDir, found: &[Candidate]) -> Result<Vec<Value>, (usize, Reason)> {
-    let outcomes = read_chunks(root, found, worker_count(found.len()));
+fn read_all<T: Send>(
+    root: &RootDir,
+    found: &[Candidate],
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<Vec<T>, (usize, Reason)> {
+    let outcomes = read_chunks(root, found, worker_count(found.len()), each);
     let failure = outcomes
         .iter()
         .filter_map(|outcome| match outcome {
@@ -439,10 +459,15 @@ fn read_all(root: &RootDir, found: &[Candidate]) -> Result<Vec<Value>, (usize, R
         .collect())
 }
 
-type ChunkOutcome = Result<Vec<Value>, ChunkError>;
+type ChunkOutcome<T> = Result<Vec<T>, ChunkError>;
 
 /// One outcome per chunk, in chunk order.
-fn read_chunks(root: &RootDir, found: &[Candidate], workers: usize) -> Vec<ChunkOutcome> {
+fn read_chunks<T: Send>(
+    root: &RootDir,
+    found: &[Candidate],
+    workers: usize,
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Vec<ChunkOutcome<T>> {
     let chunk_len = found.len().div_ceil(workers).max(1);
     let first_failure = &AtomicUsize::new(usize::MAX);
     thread::scope(|scope| {
@@ -450,7 +475,7 @@ fn read_chunks(root: &RootDir, found: &[Candidate], workers: usize) -> Vec<Chunk
             .chunks(chunk_len)
             .enumerate()
             .map(|(n, chunk)| {
-                let job = move || read_chunk(root, chunk, n * chunk_len, first_failure);
+                let job = move || read_chunk(root, chunk, n * chunk_len, first_failure, each);
                 let handle = if workers > 1 {
                     thread::Builder::new().spawn_scoped(scope, job).ok()
                 } else {
@@ -478,12 +503,13 @@ fn worker_count(files: usize) -> usize {
     cores.min(files / FILES_PER_WORKER_MIN).max(1)
 }
 
-fn read_chunk(
+fn read_chunk<T>(
     root: &RootDir,
     chunk: &[Candidate],
     offset: usize,
     first_failure: &AtomicUsize,
-) -> Result<Vec<Value>, ChunkError> {
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<Vec<T>, ChunkError> {
     let mut reader = Reader::new(root);
     let mut values = Vec::with_capacity(chunk.len());
     for (index, candidate) in (offset..).zip(chunk) {
@@ -491,7 +517,7 @@ fn read_chunk(
             return Err(ChunkError::Abandoned);
         }
         match reader.read(&candidate.rel, candidate.kind) {
-            Ok(value) => values.push(value),
+            Ok(value) => values.push(each(&candidate.rel, value)),
             Err(reason) => {
                 first_failure.fetch_min(index, Ordering::Relaxed);
                 return Err(ChunkError::Failed(index, reason));

@@ -5,7 +5,7 @@ pub mod database;
 pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
-use crate::definitions::{validate_provider, RawDefinitions, Roots};
+use crate::definitions::{validate_files, validate_provider, RawDefinitions, Roots};
 use crate::error::{Code, GraphError, Result};
 use crate::knowledge::roots;
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
@@ -49,17 +49,19 @@ pub fn load(
             let config_path = format!("{}.authority.rootDir", source.path);
             // Definitions and documents are read beneath the same handle of the root.
             let own = Arc::new(file::open_root(root, &config_path)?);
-            let files = file::read_provider_dir(&own, *layout, provider_id)?;
-            let roots = roots::bind(source, Some(own))?;
-            let raw = RawDefinitions::Files {
-                provider: &files.provider,
-                capabilities: files
-                    .definitions
-                    .iter()
-                    .map(|d| (d.file.as_str(), &d.value))
-                    .collect(),
+            // Each file is validated by the thread that read it: no parsed tree outlives its
+            // own file, so memory at load stays close to what the snapshot keeps.
+            let check = |file: &str, value: Value| {
+                crate::definitions::capability_in_file(provider_id, file, &value, &rules)
             };
-            let validated = validate_provider(&raw, Some(provider_id), &rules)?;
+            let files = file::read_provider_dir_with(&own, *layout, provider_id, &check)?;
+            let roots = roots::bind(source, Some(own))?;
+            let checked = files
+                .definitions
+                .into_iter()
+                .map(|d| (d.file, d.value))
+                .collect();
+            let validated = validate_files(&files.provider, checked, provider_id, &rules)?;
             Ok(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::File,
