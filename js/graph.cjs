@@ -400,6 +400,8 @@ class CapabilityGraph {
         signal = value;
         return JSON.stringify({ [HOST_KEY]: 'signal' });
       });
+      // The lexical index is built off the JS thread; a match that would need it waits there.
+      while (verb === 'match' && graph.#native.indexPending()) unwrap(await call(() => graph.#native.buildIndexes()));
       const started = call(() => graph.#native.start(verb, args, providerId));
       if (typeof started === 'string') return unwrap(started);
       const hosts = graph.#hosts;

@@ -92,14 +92,60 @@ impl Engine {
                 .map(|(p, _)| p.clone())
                 .collect(),
         };
-        Ok(Engine {
+        let engine = Engine {
             executor,
             backends,
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
             sources: config.providers,
             has_readers: !config.readers.is_empty(),
-        })
+        };
+        engine.index_in_background();
+        Ok(engine)
+    }
+
+    /// With the lexical executor configured, builds the index of every snapshot that lacks
+    /// one on a thread of its own: open and reload answer without waiting for it, and the first
+    /// `match` waits for it off the JS thread ([`Engine::build_indexes`]).
+    fn index_in_background(&self) {
+        if !matches!(self.executor, Some(Executor::Lexical { .. })) {
+            return;
+        }
+        let pending: Vec<_> = self
+            .store
+            .snapshots()
+            .into_iter()
+            .filter(|s| !s.lexical_ready())
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let build = move || {
+            for s in &pending {
+                s.lexical();
+            }
+        };
+        if std::thread::Builder::new()
+            .name("cg-lexical-index".into())
+            .spawn(build)
+            .is_err()
+        {
+            // No thread to spare: the first match builds the index on the pool instead.
+        }
+    }
+
+    /// Whether a `match` now would have to build (or wait for) a lexical index.
+    pub fn index_pending(&self) -> bool {
+        matches!(self.executor, Some(Executor::Lexical { .. }))
+            && self.store.snapshots().iter().any(|s| !s.lexical_ready())
+    }
+
+    /// Builds, or waits for, the lexical index of every served snapshot; for the pool.
+    pub fn build_indexes(&self) -> Result<String> {
+        for s in self.store.pin()?.snapshots() {
+            s.lexical();
+        }
+        Ok("null".to_owned())
     }
 
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {
@@ -301,12 +347,19 @@ impl Engine {
         })?;
         let mut entry = entry.unwrap_or_else(|| unreachable!("update ran"));
         entry.provider_id = id;
+        self.index_in_background();
         Ok(entry)
     }
 
-    /// `close()`: idempotent; queries already running finish on their pins.
-    pub fn close(&self) {
-        self.store.close();
+    /// `close()`: idempotent. Every trusted root handle is closed now; the snapshots are handed
+    /// back for the caller to free off the JS thread. Queries already running finish on their
+    /// pins (a document they have yet to open is unreadable).
+    pub fn close(&self) -> Option<Arc<crate::store::StoreState>> {
+        let state = self.store.close()?;
+        for s in state.snapshots() {
+            s.close_roots();
+        }
+        Some(state)
     }
 
     pub fn is_closed(&self) -> bool {

@@ -307,9 +307,28 @@ impl NativeGraph {
         PoolTask::run(move || engine.reload(&args, databases.as_deref()))
     }
 
+    /// Closes now (every root handle included) and frees the snapshots on the pool: the
+    /// promise settles once the memory is released; nothing needs to await it.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn close(&self) -> AsyncTask<PoolTask> {
+        let state = self.engine.close();
+        PoolTask::run(move || {
+            drop(state);
+            Ok(String::new())
+        })
+    }
+
+    /// Whether a `match` now would wait for a lexical index (then `buildIndexes` first).
     #[napi]
-    pub fn close(&self) {
-        self.engine.close();
+    pub fn index_pending(&self) -> bool {
+        self.engine.index_pending()
+    }
+
+    /// Builds, or waits for, the lexical indexes on the pool.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn build_indexes(&self) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
+        PoolTask::run(move || engine.build_indexes())
     }
 
     #[napi]

@@ -45,8 +45,11 @@ const MAX_RETRIES: usize = 8;
 #[derive(Debug)]
 pub struct RootDir {
     real: PathBuf,
+    /// `None` once closed.
     #[cfg(unix)]
-    fd: std::os::fd::OwnedFd,
+    fd: std::sync::RwLock<Option<std::os::fd::OwnedFd>>,
+    #[cfg(not(unix))]
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl RootDir {
@@ -77,6 +80,12 @@ impl RootDir {
     /// What is at `rel`, without following a final symlink (`None` if nothing is).
     pub fn entry_type(&self, rel: &str) -> Option<EntryType> {
         imp::entry_type(self, rel)
+    }
+
+    /// Releases the handle now, whoever still holds the root: later opens beneath it fail as
+    /// unreadable. Waits for walks in progress (a few system calls each).
+    pub fn close(&self) {
+        imp::close(self);
     }
 
     /// The components of an absolute link target below the root, if it lies inside the root.
@@ -119,7 +128,27 @@ mod imp {
 
     pub fn open_root(real: PathBuf) -> io::Result<RootDir> {
         let fd = openat(rustix::fs::CWD, real.as_path(), DIR_FLAGS, Mode::empty())?;
-        Ok(RootDir { real, fd })
+        Ok(RootDir {
+            real,
+            fd: std::sync::RwLock::new(Some(fd)),
+        })
+    }
+
+    pub fn close(root: &RootDir) {
+        root.fd.write().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// Runs `f` with the root's handle, held open for as long as `f` runs.
+    fn with_fd<T>(root: &RootDir, closed: T, f: impl FnOnce(BorrowedFd<'_>) -> T) -> T {
+        let guard = root.fd.read().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(fd) => f(fd.as_fd()),
+            None => closed,
+        }
+    }
+
+    fn closed_error() -> io::Error {
+        io::Error::other("root closed")
     }
 
     fn entry_of(file_type: FileType) -> EntryType {
@@ -141,15 +170,17 @@ mod imp {
     /// The walk's position: the directories entered below the root, innermost last.
     struct Walk<'a> {
         root: &'a RootDir,
+        root_fd: BorrowedFd<'a>,
         dirs: Vec<OwnedFd>,
         pending: VecDeque<OsString>,
         links: usize,
     }
 
     impl<'a> Walk<'a> {
-        fn new(root: &'a RootDir, rel: &str) -> Walk<'a> {
+        fn new(root: &'a RootDir, root_fd: BorrowedFd<'a>, rel: &str) -> Walk<'a> {
             Walk {
                 root,
+                root_fd,
                 dirs: Vec::new(),
                 pending: components(rel).map(OsString::from).collect(),
                 links: 0,
@@ -157,7 +188,7 @@ mod imp {
         }
 
         fn here(&self) -> BorrowedFd<'_> {
-            self.dirs.last().map_or(self.root.fd.as_fd(), |d| d.as_fd())
+            self.dirs.last().map_or(self.root_fd, |d| d.as_fd())
         }
 
         /// Continues the walk at a link's target instead of the link; `false` if `name` is no
@@ -245,20 +276,24 @@ mod imp {
     }
 
     pub fn open_file(root: &RootDir, rel: &str) -> Result<File, Refusal> {
-        Walk::new(root, rel).open()
+        with_fd(root, Err(Refusal::Unreadable), |fd| {
+            Walk::new(root, fd, rel).open()
+        })
     }
 
     /// The directory at `rel` through real directories only.
     fn open_dir_strict(root: &RootDir, rel: &str) -> io::Result<OwnedFd> {
-        let mut dir: Option<OwnedFd> = None;
-        for part in components(rel) {
-            let here = dir.as_ref().map_or(root.fd.as_fd(), |d| d.as_fd());
-            dir = Some(openat(here, part, DIR_FLAGS, Mode::empty())?);
-        }
-        match dir {
-            Some(dir) => Ok(dir),
-            None => Ok(rustix::io::dup(&root.fd)?),
-        }
+        with_fd(root, Err(closed_error()), |root_fd| {
+            let mut dir: Option<OwnedFd> = None;
+            for part in components(rel) {
+                let here = dir.as_ref().map_or(root_fd, |d| d.as_fd());
+                dir = Some(openat(here, part, DIR_FLAGS, Mode::empty())?);
+            }
+            match dir {
+                Some(dir) => Ok(dir),
+                None => Ok(rustix::io::dup(root_fd)?),
+            }
+        })
     }
 
     pub fn list_dir(root: &RootDir, rel: &str) -> io::Result<Vec<(OsString, EntryType)>> {
@@ -303,7 +338,10 @@ mod imp {
 
     pub fn open_root(real: PathBuf) -> io::Result<RootDir> {
         if fs::metadata(&real)?.is_dir() {
-            Ok(RootDir { real })
+            Ok(RootDir {
+                real,
+                closed: std::sync::atomic::AtomicBool::new(false),
+            })
         } else {
             Err(io::Error::other("not a directory"))
         }
@@ -327,7 +365,19 @@ mod imp {
         }
     }
 
+    pub fn close(root: &RootDir) {
+        root.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    fn is_closed(root: &RootDir) -> bool {
+        root.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     pub fn open_file(root: &RootDir, rel: &str) -> Result<File, Refusal> {
+        if is_closed(root) {
+            return Err(Refusal::Unreadable);
+        }
         let real = fs::canonicalize(join(root, rel)).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Refusal::NotFound,
             _ => Refusal::Unreadable,
@@ -348,6 +398,9 @@ mod imp {
     }
 
     pub fn list_dir(root: &RootDir, rel: &str) -> io::Result<Vec<(OsString, EntryType)>> {
+        if is_closed(root) {
+            return Err(io::Error::other("root closed"));
+        }
         fs::read_dir(join(root, rel))?
             .map(|entry| {
                 let entry = entry?;
@@ -468,6 +521,17 @@ mod tests {
         fs::rename(t.path("root"), t.path("moved")).unwrap();
         symlink(t.path("outside"), t.path("root")).unwrap();
         assert_eq!(read(&root, "docs/a.md").unwrap(), "inside");
+    }
+
+    #[test]
+    fn a_closed_root_opens_nothing() {
+        let t = Tree::new("closed");
+        let root = t.root();
+        assert_eq!(read(&root, "docs/a.md").unwrap(), "inside");
+        root.close();
+        assert_eq!(read(&root, "docs/a.md"), Err(Refusal::Unreadable));
+        assert!(root.list_dir("").is_err());
+        assert_eq!(root.entry_type("docs"), None);
     }
 
     #[test]

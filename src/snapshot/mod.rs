@@ -228,7 +228,23 @@ impl ProviderSnapshot {
         }
     }
 
-    /// The lexical index of this snapshot (built once, by the first `match` that needs it).
+    /// Whether the lexical index is built: a `match` that would have to build it first runs
+    /// off the JS thread instead.
+    pub fn lexical_ready(&self) -> bool {
+        self.lexical.get().is_some()
+    }
+
+    /// Closes the handles of every trusted root of this snapshot: nothing beneath them can be
+    /// opened any more, even by a query still holding the snapshot.
+    pub fn close_roots(&self) {
+        let aliases = self.roots.aliases.iter().map(|(_, r)| &r.handle);
+        for root in self.roots.default_root.iter().chain(aliases) {
+            root.close();
+        }
+    }
+
+    /// The lexical index of this snapshot, built once: in the background after open or reload
+    /// when the lexical executor is configured, else by the first `match` that needs it.
     pub fn lexical(&self) -> &crate::matching::lexical::LexicalIndex {
         self.lexical
             .get_or_init(|| crate::matching::lexical::LexicalIndex::build(self))
