@@ -949,11 +949,14 @@ export interface DatabasePageRequest {
 
 export interface DatabasePage<T> {
   items: T[];
-  /** Must advance; absent (or null) on the last page. */
+  /** Must advance and come with at least one item (else `invalid_store_page`); absent (or null)
+   *  on the last page. */
   nextCursor?: string | null;
 }
 
-/** One consistent read of a provider: every call must see the same data. */
+/** One consistent read of a provider: every call must see the same data. `provider`,
+ *  `sourceRevision` and `knowledgeRootDir` are read when the view opens and must not change
+ *  before the scans end (else CG_REVISION_MISMATCH, `source_context_changed`). */
 export interface DatabaseReadView {
   /** `provider.json` fields; `providerId` must be the configured one. */
   provider: Omit<InlineProviderDefinition, 'capabilities'>;
@@ -963,7 +966,8 @@ export interface DatabaseReadView {
   knowledgeRootDir?: string;
   /** Capability definitions in strictly increasing `capabilityId` order. */
   scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
-  /** Local capability IDs in ID order: exactly the edges the definitions declare or imply. */
+  /** Local capability IDs in ID order: exactly the edges the definitions declare or imply (a
+   *  stream longer than the provider's capabilities is `neighbor_stream_unbounded`). */
   neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string> | Promise<DatabasePage<string>>;
   /** Called once the view was read, also after a failure. */
   close?(): void | Promise<void>;
@@ -971,7 +975,9 @@ export interface DatabaseReadView {
 
 /** The authority of a database provider. The engine reads the provider whole through a view at
  *  open and at every reload, and checks it like files plus the scan order and every relation
- *  stream; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through. */
+ *  stream; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through.
+ *  Every call has `budgets.database.callTimeoutMs` and the whole read `readTimeoutMs`; see
+ *  `BudgetOverrides['database']` for its bounds. */
 export interface DatabaseAuthorityAdapter {
   id: string;
   openView(providerId: string): DatabaseReadView | Promise<DatabaseReadView>;

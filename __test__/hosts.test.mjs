@@ -212,3 +212,22 @@ test('a reload waiting on another never runs beside it', async () => {
   assert.equal((await graph.getCapabilities(['acme::a'])).results[0].value.description, 'Version 3.');
   await graph.close();
 });
+
+test('close() settles a reload waiting on a database with CG_GRAPH_CLOSED', async () => {
+  let hang = false;
+  let asked = 0;
+  const { capabilities, ...record } = inline('acme', [cap('a')]).definition;
+  const adapter = {
+    id: 'db',
+    openView: () => {
+      asked++;
+      return hang ? never() : { provider: record, sourceRevision: 'v1', scanCapabilities: () => ({ items: capabilities }), neighbors: () => ({ items: [] }) };
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [{ providerId: 'acme', authority: { kind: 'database', adapter } }] });
+  hang = true;
+  const reloading = graph.reload();
+  while (asked < 2) await tick();
+  await graph.close();
+  await rejectsWith(reloading, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+});
