@@ -231,3 +231,8 @@ test('close() settles a reload waiting on a database with CG_GRAPH_CLOSED', asyn
   await graph.close();
   await rejectsWith(reloading, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
 });
+
+test('a GraphError a database adapter throws is its failure, even CG_GRAPH_CLOSED', async () => {
+  const adapter = { id: 'db', openView: () => Promise.reject(new GraphError({ code: 'CG_GRAPH_CLOSED' })) };
+  await rejectsWith(CapabilityGraph.open({ providers: [{ providerId: 'acme', authority: { kind: 'database', adapter } }] }), 'CG_CONFIG_INVALID', 'load', 'check_config');
+});

@@ -434,7 +434,6 @@ async function readDatabase(adapter, providerId, budgets, active) {
     if (error === CLOSED) throw closedError();
     if (error === TIMED_OUT) return { failed: { reason: 'database_read_timeout' } };
     if (error instanceof Stopped) return { failed: { reason: error.reason } };
-    if (error instanceof GraphError && error.code === 'CG_GRAPH_CLOSED') throw error;
     return { failed: { code: thrownFields(error)[0] ?? null } };
   }
 }
