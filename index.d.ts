@@ -208,7 +208,7 @@ export type BudgetOverrides = Partial<Record<
   queryKnowledge?: { timeoutMs?: number; maxTextBytes?: number; [field: string]: number | undefined };
   /** Every read of a database authority: each adapter call within `callTimeoutMs` (30,000), the
    *  whole read within `readTimeoutMs` (600,000), at most `maxRecords` (2,000,000) capability
-   *  records and `maxBytes` (2,147,483,648) of record JSON. */
+   *  records and `maxBytes` (2,147,483,648) of JSON (records and relation stream items). */
   database?: { callTimeoutMs?: number; readTimeoutMs?: number; maxRecords?: number; maxBytes?: number };
 };
 

@@ -180,6 +180,8 @@ test('a database past a deadline or bound fails the read with its reason, never 
     [{ view: () => ({ scanCapabilities: async () => (await new Promise((r) => setTimeout(r, 1)), { items: [record], nextCursor: freshCursor() }) }) }, { readTimeoutMs: 30 }, 'database_read_timeout'],
     [{ view: () => ({ scanCapabilities: async () => ({ items: [record], nextCursor: freshCursor() }) }) }, { maxRecords: 50 }, 'database_too_many_records'],
     [{}, { maxBytes: 2000 }, 'database_too_many_bytes'],
+    // Few, huge relation stream items count too.
+    [{ view: () => ({ neighbors: async () => ({ items: ['x'.repeat(1_000_000)] }) }) }, { maxBytes: 3_000_000 }, 'database_too_many_bytes'],
     [{ view: () => ({ scanCapabilities: async () => ({ items: [], nextCursor: freshCursor() }) }) }, {}, 'invalid_store_page'],
     [{ view: () => ({ neighbors: async () => ({ items: [], nextCursor: freshCursor() }) }) }, {}, 'invalid_store_page'],
     [{ view: () => ({ neighbors: async () => ({ items: ['route'], nextCursor: freshCursor() }) }) }, {}, 'neighbor_stream_unbounded'],

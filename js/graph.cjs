@@ -364,7 +364,7 @@ function sourceContext(view) {
 /**
  * Reads one provider whole through an open view: the provider record, every capability record
  * (scan order), and each capability's eight relation streams, within `budgets.database`: each
- * adapter call within `callTimeoutMs`, at most `maxRecords` records and `maxBytes` of them. The
+ * adapter call within `callTimeoutMs`, at most `maxRecords` records and `maxBytes` of JSON. The
  * view's source fields are read when it opens and again after the scans. `signal` aborts
  * when the whole read is past its deadline.
  */
@@ -385,11 +385,15 @@ async function readView(adapter, providerId, budgets, active, signal) {
     const cwd = process.cwd();
     let records = 0;
     let bytes = jsonBytes(opened.provider);
+    // Everything read counts against maxBytes: records and relation stream items alike.
+    const countBytes = (items) => {
+      for (const item of items) bytes += jsonBytes(item);
+      if (bytes > budgets.maxBytes) throw new Stopped('database_too_many_bytes');
+    };
     const countRecords = (items) => {
       records += items.length;
       if (records > budgets.maxRecords) throw new Stopped('database_too_many_records');
-      for (const item of items) bytes += jsonBytes(item);
-      if (bytes > budgets.maxBytes) throw new Stopped('database_too_many_bytes');
+      countBytes(items);
     };
     const capabilities = await allPages(
       (cursor) => step(() => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) })),
@@ -406,6 +410,7 @@ async function readView(adapter, providerId, budgets, active, signal) {
         const countNeighbors = (items) => {
           listed += items.length;
           if (listed > capabilities.length) throw new Stopped('neighbor_stream_unbounded');
+          countBytes(items);
         };
         streams[id][kind] = await allPages(
           (cursor) => step(() => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) })),
