@@ -279,7 +279,7 @@ const TOOLS = [
     name: 'retrieve_capabilities',
     verb: 'retrieveCapabilities',
     description: "Recall capabilities for a text with the host's retriever (an explicit search, not a selection).",
-    properties: { text: { type: 'string', minLength: 1, maxLength: 4096 }, limit: limit(20, 'Most candidates (default 20)'), requestProviderScope: scope, requiredStaticRevision: revision },
+    properties: { text: { type: 'string', minLength: 1 }, limit: limit(20, 'Most candidates (default 20)'), requestProviderScope: scope, requiredStaticRevision: revision },
     required: ['text'],
     output: output('items', 'meta'),
     examples: [{ text: 'refund a card payment' }],
@@ -289,7 +289,7 @@ const TOOLS = [
     verb: 'queryKnowledge',
     description: "Search the documents of selected capabilities with the host's knowledge retriever (returns snippets).",
     properties: {
-      text: { type: 'string', minLength: 1, maxLength: 4096 },
+      text: { type: 'string', minLength: 1 },
       selected: ids(qualified('Capability'), 32),
       knowledgeIds,
       roles: strings('Document roles.'),
@@ -309,8 +309,8 @@ const TOOLS = [
     verb: 'queryRuntime',
     description: 'Observe running instances of a provider in one project and environment.',
     properties: {
-      project: { type: 'string', minLength: 1, maxLength: 256 },
-      environment: { type: 'string', minLength: 1, maxLength: 256 },
+      project: { type: 'string', minLength: 1 },
+      environment: { type: 'string', minLength: 1 },
       instanceOf: qualified('Only instances of this capability'),
       instanceId: { type: 'string', minLength: 1 },
       cursor,
