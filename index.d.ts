@@ -1019,9 +1019,12 @@ export declare class CapabilityGraph {
   queryKnowledge(query: QueryKnowledgeQuery): Promise<QueryKnowledgePage>;
   /** One page of running instances from one provider's runtime adapter. */
   queryRuntime(query: QueryRuntimeQuery): Promise<QueryRuntimePage>;
-  /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
+  /** Re-reads providers; a provider's failure is reported in the result, not thrown. Reloads run
+   *  one at a time (read, validate, publish), in the order they were called. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
-  /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
+  /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`, and so do calls
+   *  still waiting on host code (readers, retrievers, adapters, the executor, a reload's
+   *  database read), whose signals are aborted. */
   close(): Promise<void>;
 }
 
