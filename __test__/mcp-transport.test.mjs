@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { CapabilityGraph, createMcpServer, StdioServerTransport } from '@devcodex/capability-graph';
-import { repoRoot, seedSource, throwsWith } from './helpers.mjs';
+import { rejectsWith, repoRoot, seedSource, throwsWith } from './helpers.mjs';
 
 const MIB = 1024 * 1024;
 const line = (message) => JSON.stringify(message) + '\n';
@@ -79,10 +79,19 @@ test('an oversized message is answered with -32600 and id null; the session goes
   await graph.close();
 });
 
-test('transport options are checked', () => {
+test('transport options are checked; methods called on something else fail as GraphErrors', async () => {
   for (const options of [null, 'x', { maxMessageBytes: 0 }, { maxMessageBytes: 1.5 }, { maxMessageBytes: '10' }, { stdin: {} }]) {
     throwsWith(() => new StdioServerTransport(options), 'CG_INPUT_INVALID', 'config', 'fix_input');
   }
+  const { start, send, close } = StdioServerTransport.prototype;
+  await rejectsWith(start.call(undefined), 'CG_INPUT_INVALID', 'lifecycle', 'fix_input', { field: 'this' });
+  await rejectsWith(send.call({}, {}), 'CG_INPUT_INVALID', 'lifecycle', 'fix_input', { field: 'this' });
+  assert.equal(await close.call(undefined), undefined);
+  const transport = new StdioServerTransport({ stdin: new PassThrough(), stdout: new PassThrough() });
+  await transport.start();
+  await rejectsWith(transport.start(), 'CG_INPUT_INVALID', 'lifecycle', 'fix_input', { field: 'start' });
+  await transport.close();
+  await transport.close();
 });
 
 /** Runs a stdio MCP server process, sends a 10 MiB + 1 message and then a request. */

@@ -39,7 +39,13 @@ class StdioServerTransport {
     this.#maxMessageBytes = maxMessageBytes;
   }
 
+  /** Whether `value` is a transport made by this class (methods called on anything else fail). */
+  static #is(value) {
+    return value !== null && typeof value === 'object' && #stdin in value;
+  }
+
   async start() {
+    if (!StdioServerTransport.#is(this)) throw inputInvalid('this', { phase: 'lifecycle' });
     if (this.#started) throw inputInvalid('start', { phase: 'lifecycle', expected: 'a transport started once' });
     this.#started = true;
     // The SDK's own parser, loaded with the server that uses this transport.
@@ -93,7 +99,12 @@ class StdioServerTransport {
     } catch {
       return this.#reject(-32600, 'Invalid Request');
     }
-    this.onmessage?.(message);
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      // A handler that throws costs its message, never the session.
+      this.onerror?.(error);
+    }
   }
 
   /** A JSON-RPC error answer to a line that carried no usable request. */
@@ -102,6 +113,7 @@ class StdioServerTransport {
   }
 
   send(message) {
+    if (!StdioServerTransport.#is(this)) return Promise.reject(inputInvalid('this', { phase: 'lifecycle' }));
     return new Promise((resolve, reject) => {
       try {
         if (this.#stdout.write(JSON.stringify(message) + '\n')) resolve();
@@ -112,7 +124,9 @@ class StdioServerTransport {
     });
   }
 
+  /** Idempotent; on anything that is not a transport there is nothing to release. */
   async close() {
+    if (!StdioServerTransport.#is(this)) return;
     this.#stdin.off?.('data', this.#onData);
     this.#stdin.off?.('error', this.#onError);
     // Pause stdin only when nothing else reads it.
