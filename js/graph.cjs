@@ -107,65 +107,92 @@ function thrownFields(error) {
   }
 }
 
+/** Why `bounded` stopped waiting for a host component (never a value a component can throw). */
+const TIMED_OUT = Symbol('timedOut');
+const CANCELLED = Symbol('cancelled');
+const CLOSED = Symbol('closed');
+
 /**
- * Runs the host component a pending call waits for. The first of its answer, the deadline, the
- * caller's abort and close() (for `active` calls) settles the call; the component's own signal is
- * aborted in the last three and a late answer is discarded. Every outcome is judged by the engine.
+ * Calls a host component with an AbortSignal of its own: `invoke(signal)`. Settles with its
+ * answer, or rejects with what the component threw, with TIMED_OUT past `timeoutMs`, with
+ * CANCELLED when the caller's `signal` aborts, or with CLOSED when close() ends the `active`
+ * calls. Unless the component answered, its signal is aborted; a late answer is discarded.
+ * Every wait on host code goes through here, so every such wait settles.
  */
-function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued } = {}) {
+function bounded(invoke, { timeoutMs, signal, active } = {}) {
   return new Promise((resolve, reject) => {
     const controller = new AbortController();
     let settled = false;
     let timer;
-    const settle = (abortComponent, fn) => {
+    const settle = (ok, value) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       active?.delete(entry);
-      if (abortComponent) controller.abort();
-      fn();
+      if (!ok) controller.abort();
+      (ok ? resolve : reject)(value);
     };
-    const fail = (code, action) => settle(true, () => reject(failure(pending.fail(code, action))));
-    const onAbort = () => fail('CG_MODEL_CANCELLED');
-    const entry = { close: () => settle(true, () => reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }))) };
+    const onAbort = () => settle(false, CANCELLED);
+    const entry = { close: () => settle(false, CLOSED) };
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    if (pending.timeoutMs != null) timer = setTimeout(() => fail(timeoutCode), pending.timeoutMs);
+    if (timeoutMs != null) timer = setTimeout(() => settle(false, TIMED_OUT), timeoutMs);
     active?.add(entry);
     let answer;
     try {
-      answer = invoke(JSON.parse(pending.request), controller.signal);
+      answer = invoke(controller.signal);
     } catch (error) {
-      return fail(...thrownFields(error));
+      return settle(false, error);
     }
-    Promise.resolve(answer)
-      .then(async (output) => {
-        await prepare?.();
-        return output;
-      })
-      .then(
-        (output) =>
-          settle(false, () => {
-            try {
-              resolve(unwrap(pending.finish(toWireJson(output))));
-            } catch (error) {
-              reject(error);
-            }
-          }),
-        // An error the engine itself raised during the call (issued) travels unchanged.
-        (error) => (issued?.has(error) ? settle(true, () => reject(error)) : fail(...thrownFields(error))),
-      );
+    Promise.resolve(answer).then(
+      (value) => settle(true, value),
+      (error) => settle(false, error),
+    );
   });
+}
+
+const closedError = () => new GraphError({ code: 'CG_GRAPH_CLOSED' });
+
+/**
+ * Runs the host component a pending call waits for. The first of its answer, the deadline, the
+ * caller's abort and close() (for `active` calls) settles the call; every outcome is judged by
+ * the engine. `prepare` runs after the answer, still within the deadline. An error the engine
+ * issued during the call (`issued`: error → its JSON) that comes back is replaced by the
+ * engine's own copy, whatever the component changed on it.
+ */
+async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued } = {}) {
+  const request = JSON.parse(pending.request);
+  let output;
+  try {
+    output = await bounded(
+      async (own) => {
+        const answer = await invoke(request, own);
+        await prepare?.();
+        return answer;
+      },
+      { timeoutMs: pending.timeoutMs, signal, active },
+    );
+  } catch (error) {
+    if (error === CLOSED) throw closedError();
+    if (error === CANCELLED) throw failure(pending.fail('CG_MODEL_CANCELLED'));
+    if (error === TIMED_OUT) throw failure(pending.fail(timeoutCode));
+    const issuedJson = issued?.get(error);
+    if (issuedJson !== undefined) throw GraphError.fromJSON(issuedJson);
+    throw failure(pending.fail(...thrownFields(error)));
+  }
+  return unwrap(pending.finish(toWireJson(output)));
 }
 
 /**
  * Asks the host's readers for one URL document: the first reader whose canRead accepts it
- * reads it. What comes back is passed to the engine unjudged; the engine validates it.
+ * reads it, within `request.timeoutMs` (`read.readerTimeoutMs`); past it the document is
+ * unreadable. What comes back is passed to the engine unjudged; the engine validates it.
+ * close() ends the read (CG_GRAPH_CLOSED for the whole call).
  */
-async function askReaders(readers, request, bodies) {
+async function askReaders(readers, request, bodies, active) {
   const answer = { key: request.key };
-  const failed = (error) => ({ ...answer, kind: 'failed', code: typeof error?.code === 'string' ? error.code : null });
+  const failed = (error) => ({ ...answer, kind: 'failed', code: thrownFields(error)[0] ?? null });
   for (const reader of readers) {
     let accepts;
     try {
@@ -176,9 +203,14 @@ async function askReaders(readers, request, bodies) {
     if (!accepts) continue;
     let out;
     try {
-      out = await reader.read(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { maxBytes: request.maxBytes });
+      const context = { providerId: request.providerId, staticRevision: request.staticRevision };
+      out = await bounded((signal) => reader.read(request.ref, context, { maxBytes: request.maxBytes, signal }), {
+        timeoutMs: request.timeoutMs,
+        active,
+      });
     } catch (error) {
-      return failed(error);
+      if (error === CLOSED) throw closedError();
+      return failed(error === TIMED_OUT ? undefined : error);
     }
     const field = (name) => {
       try {
@@ -188,7 +220,13 @@ async function askReaders(readers, request, bodies) {
       }
     };
     let buffer = null;
-    if (out?.bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength)) - 1;
+    let bytes;
+    try {
+      bytes = out?.bytes;
+    } catch {
+      bytes = undefined;
+    }
+    if (bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) - 1;
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
@@ -202,34 +240,36 @@ const MAX_READ_ROUNDS = 4;
  * bodies)` answers the result, or `?` + the reads it still needs, which the readers answer for
  * the next round.
  */
-async function withReaders(send, readers, phase) {
+async function withReaders(send, readers, phase, active) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const text = await call(() => send(answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
-    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies));
+    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, active));
   }
   throw new GraphError({ code: 'CG_INTERNAL', phase });
 }
 
 /** Asks a pending host call `question` (JSON text); the engine may need the host's readers. */
-const askEngine = (pending, question, readers) =>
-  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query');
+const askEngine = (pending, question, readers, active) =>
+  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query', active);
 
 /**
  * The `access` a knowledge retriever receives: reads of its targets through the engine, which
  * checks each target and records the content it served. It expires when the retriever settles;
  * `prepare` waits for reads in flight and has the engine read every target not read yet.
+ * `signal` is the retriever's own, aborted when its call is settled without its answer.
  */
-function knowledgeAccess(pending, readers) {
+function knowledgeAccess(pending, readers, active) {
   const inFlight = new Set();
-  const issued = new WeakSet();
+  // What the engine raises here, as it raised it: a retriever rethrowing it gets the caller the
+  // engine's copy, never the object the retriever may have changed.
+  const issued = new WeakMap();
   let unread;
-  // What the engine raises here reaches the caller unchanged if the retriever rethrows it.
   const engine = (question) =>
-    askEngine(pending, question, readers).catch((error) => {
-      if (error instanceof GraphError) issued.add(error);
+    askEngine(pending, question, readers, active).catch((error) => {
+      if (error instanceof GraphError) issued.set(error, JSON.stringify(error.toJSON()));
       throw error;
     });
   const ask = (question) => {
@@ -242,7 +282,8 @@ function knowledgeAccess(pending, readers) {
     return promise;
   };
   const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
-  const api = Object.freeze({
+  const api = (signal) => Object.freeze({
+    signal,
     async read(target, budget) {
       const out = await ask(question('read', target, { maxBytes: budget?.maxBytes ?? null }));
       return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
@@ -281,11 +322,22 @@ function knowledgeAccess(pending, readers) {
 const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
 const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
 
+/** A database read stopped by a bound, deadline or page rule (`reason`, named by the engine). */
+class Stopped {
+  constructor(reason) {
+    this.reason = reason;
+  }
+}
+
+/** The UTF-8 size of a record as JSON. */
+const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value) ?? '');
+
 /**
- * Every page of a paged adapter call. A page over its limit, or a cursor seen before (a loop
- * that would never end), breaks the contract.
+ * Every page of a paged adapter call; `take(items)` counts what each page brings. A page over
+ * its limit, or a cursor seen before (a loop that would never end), breaks the contract; a page
+ * that carries a cursor must carry an item, so every page moves the read on.
  */
-async function allPages(fetch) {
+async function allPages(fetch, take) {
   const items = [];
   const seen = new Set();
   let cursor;
@@ -294,50 +346,108 @@ async function allPages(fetch) {
     if (page === null || typeof page !== 'object' || !Array.isArray(page.items) || page.items.length > DATABASE_PAGE.limit) {
       throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
     }
+    take(page.items);
     items.push(...page.items);
     if (page.nextCursor === undefined || page.nextCursor === null) return items;
+    if (page.items.length === 0) throw new Stopped('invalid_store_page');
     if (typeof page.nextCursor !== 'string' || seen.has(page.nextCursor)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
     seen.add(page.nextCursor);
     cursor = page.nextCursor;
   }
 }
 
+/** The view fields that describe the source, as plain JSON (compared by the engine). */
+function sourceContext(view) {
+  return JSON.parse(toWireJson({ provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir }));
+}
+
 /**
- * Reads one provider whole from a database authority: the provider record, every capability
- * record (scan order), and each capability's eight relation streams. The engine validates all
- * of it; a failure travels as its `code` only.
+ * Reads one provider whole through an open view: the provider record, every capability record
+ * (scan order), and each capability's eight relation streams, within `budgets.database`: each
+ * adapter call within `callTimeoutMs`, at most `maxRecords` records and `maxBytes` of JSON. The
+ * view's source fields are read when it opens and again after the scans. `signal` aborts
+ * when the whole read is past its deadline.
  */
-async function readDatabase(adapter, providerId) {
+async function readView(adapter, providerId, budgets, active, signal) {
+  const step = async (invoke) => {
+    if (signal.aborted) throw new Stopped('database_read_timeout');
+    try {
+      return await bounded(invoke, { timeoutMs: budgets.callTimeoutMs, active });
+    } catch (error) {
+      if (error === TIMED_OUT) throw new Stopped('database_call_timeout');
+      throw error;
+    }
+  };
   let view;
   try {
-    view = await adapter.openView(providerId);
-    const capabilities = await allPages((cursor) => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) }));
+    view = await step(() => adapter.openView(providerId));
+    const opened = sourceContext(view);
+    const cwd = process.cwd();
+    let records = 0;
+    let bytes = jsonBytes(opened.provider);
+    // Everything read counts against maxBytes: records and relation stream items alike.
+    const countBytes = (items) => {
+      for (const item of items) bytes += jsonBytes(item);
+      if (bytes > budgets.maxBytes) throw new Stopped('database_too_many_bytes');
+    };
+    const countRecords = (items) => {
+      records += items.length;
+      if (records > budgets.maxRecords) throw new Stopped('database_too_many_records');
+      countBytes(items);
+    };
+    const capabilities = await allPages(
+      (cursor) => step(() => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) })),
+      countRecords,
+    );
     const streams = {};
     for (const record of capabilities) {
       const id = record?.capabilityId;
       if (typeof id !== 'string') continue;
       streams[id] = {};
       for (const kind of NEIGHBOR_KINDS) {
-        streams[id][kind] = await allPages((cursor) => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) }));
+        // A stream never lists more capabilities than the provider has.
+        let listed = 0;
+        const countNeighbors = (items) => {
+          listed += items.length;
+          if (listed > capabilities.length) throw new Stopped('neighbor_stream_unbounded');
+          countBytes(items);
+        };
+        streams[id][kind] = await allPages(
+          (cursor) => step(() => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) })),
+          countNeighbors,
+        );
       }
     }
-    return { provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir, capabilities, streams };
-  } catch (error) {
-    return { failed: { code: thrownFields(error)[0] ?? null } };
+    return { ...opened, cwd, capabilities, streams, after: sourceContext(view) };
   } finally {
-    try {
-      await view?.close?.();
-    } catch {
-      // Releasing a view cannot change what was read.
+    if (typeof view?.close === 'function') {
+      // Releasing a view cannot change what was read; it is bounded like every adapter call.
+      await bounded(() => view.close(), { timeoutMs: budgets.callTimeoutMs, active }).catch(() => {});
     }
   }
 }
 
+/**
+ * Reads one provider from a database authority within `budgets.database.readTimeoutMs`. The
+ * engine validates all of it; a failure travels as its `code`, or the `reason` a bound stopped
+ * it for. close() ends the read (CG_GRAPH_CLOSED).
+ */
+async function readDatabase(adapter, providerId, budgets, active) {
+  try {
+    return await bounded((signal) => readView(adapter, providerId, budgets, active, signal), { timeoutMs: budgets.readTimeoutMs, active });
+  } catch (error) {
+    if (error === CLOSED) throw closedError();
+    if (error === TIMED_OUT) return { failed: { reason: 'database_read_timeout' } };
+    if (error instanceof Stopped) return { failed: { reason: error.reason } };
+    return { failed: { code: thrownFields(error)[0] ?? null } };
+  }
+}
+
 /** Reads the database authorities `sources` ([{ providerId, handle }]) for the engine (JSON). */
-async function readDatabases(sources, hosts) {
+async function readDatabases(sources, hosts, budgets, active) {
   if (sources.length === 0) return undefined;
   const reads = {};
-  for (const { providerId, handle } of sources) reads[providerId] = await readDatabase(hosts.all[handle], providerId);
+  for (const { providerId, handle } of sources) reads[providerId] = await readDatabase(hosts.all[handle], providerId, budgets, active);
   return toWireJson(reads);
 }
 
@@ -362,8 +472,11 @@ const BINARY_VERBS = ['getCapabilities', 'getNeighbors'];
 class CapabilityGraph {
   #native;
   #hosts;
-  /** Matches waiting for the host's executor; close() ends them. */
+  /** Calls waiting for a host component (executor, retrievers, adapters, readers, databases);
+   *  close() settles them. */
   #active = new Set();
+  /** The reload running now (reloads are serial: read, validate, publish). */
+  #reloading = Promise.resolve();
 
   /** @internal Use `CapabilityGraph.open()`. */
   constructor(token, nativeGraph, hosts) {
@@ -378,7 +491,8 @@ class CapabilityGraph {
     const wired = wireConfig(config, hosts);
     // Database authorities are read whole before the engine loads them (config errors first).
     hosts.databases = unwrap(call(native.databaseSources, wired));
-    const opened = await call(native.open, wired, await readDatabases(hosts.databases, hosts));
+    const { sources, budgets } = hosts.databases;
+    const opened = await call(native.open, wired, await readDatabases(sources, hosts, budgets));
     if (typeof opened === 'string') unwrap(opened);
     return new CapabilityGraph(CONSTRUCT, opened, hosts);
   }
@@ -392,7 +506,7 @@ class CapabilityGraph {
   static {
     runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
     runRead = (graph, verb, args, providerId) =>
-      withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document');
+      withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', graph.#active);
     runHosted = async (graph, verb, query, providerId) => {
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
@@ -420,8 +534,8 @@ class CapabilityGraph {
         return runHost(started, (request, own) => hosts.capabilityRetriever.retrieve(request, { signal: own }), { active });
       }
       if (kind === 'knowledgeRetriever') {
-        const access = knowledgeAccess(started, hosts.readers);
-        const invoke = (request) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api)).finally(access.expire);
+        const access = knowledgeAccess(started, hosts.readers, active);
+        const invoke = (request, own) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api(own))).finally(access.expire);
         return runHost(started, invoke, { active, prepare: access.prepare, issued: access.issued });
       }
       const adapter = hosts.runtime.get(runtimeProvider);
@@ -430,11 +544,22 @@ class CapabilityGraph {
     };
   }
 
-  /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
+  /** Re-reads providers; resolves a report, never rejects for a provider's failure. One reload
+   *  runs at a time, from its reads to its publication, so the last one started publishes last. */
   async reload(options) {
+    const turn = this.#reloading.then(() => this.#reloadNow(options));
+    this.#reloading = turn.then(
+      () => {},
+      () => {},
+    );
+    return turn;
+  }
+
+  async #reloadNow(options) {
     const only = options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
-    const sources = (this.#hosts.databases ?? []).filter((s) => only === undefined || s.providerId === only);
-    const databases = this.#native.isClosed() ? undefined : await readDatabases(sources, this.#hosts);
+    const { sources, budgets } = this.#hosts.databases;
+    const chosen = sources.filter((s) => only === undefined || s.providerId === only);
+    const databases = this.#native.isClosed() ? undefined : await readDatabases(chosen, this.#hosts, budgets, this.#active);
     return unwrap(await call(() => this.#native.reload(wire(options), databases)));
   }
 
@@ -443,7 +568,8 @@ class CapabilityGraph {
     return runHosted(this, 'match', query);
   }
 
-  /** Idempotent; never rejects. Matches still waiting for an executor reject CG_GRAPH_CLOSED. */
+  /** Idempotent; never rejects. Calls still waiting for a host component reject CG_GRAPH_CLOSED
+   *  and the component's signal is aborted. */
   async close() {
     for (const pending of [...this.#active]) pending.close();
     try {

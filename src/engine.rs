@@ -214,7 +214,8 @@ impl Engine {
             "readSpecificationPage" => reads::read_specification_page,
             _ => return Err(invalid("verb", "a read verb")),
         };
-        let host = HostBodies::new(self.has_readers, answers, bodies);
+        let host = HostBodies::new(self.has_readers, answers, bodies)
+            .with_reader_timeout(self.budgets.read.reader_timeout_ms);
         let result = self.call(bound).and_then(|call| run(&call, args, &host));
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {
@@ -385,7 +386,8 @@ fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
 }
 
 /// The database authorities of a config, for the JS layer to read before `open`:
-/// `[{ providerId, handle }]` (the adapter's host handle). Config errors surface here first.
+/// `{ sources: [{ providerId, handle }], budgets }` (the adapter's host handle, and the
+/// `budgets.database` deadlines and bounds of every read). Config errors surface here first.
 pub fn database_sources(config_json: &str) -> Result<String> {
     let config = parse_config(config_json)?;
     let list: Vec<Value> = config
@@ -398,7 +400,14 @@ pub fn database_sources(config_json: &str) -> Result<String> {
             _ => None,
         })
         .collect();
-    Ok(Value::Array(list).to_string())
+    let b = &config.budgets.database;
+    let budgets = serde_json::json!({
+        "callTimeoutMs": b.call_timeout_ms,
+        "readTimeoutMs": b.read_timeout_ms,
+        "maxRecords": b.max_records,
+        "maxBytes": b.max_bytes,
+    });
+    Ok(serde_json::json!({ "sources": list, "budgets": budgets }).to_string())
 }
 
 /// The slots after a reload attempt, and its report. `None` means the source cannot have

@@ -11,6 +11,7 @@ import {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  StdioServerTransport,
   codexExecutor,
   type ModelExecutor,
   type ResolveResult,
@@ -133,7 +134,13 @@ async function tools(graph: CapabilityGraph): Promise<void> {
   const out = await adapter.call(adapter.tools[0].name, {});
   if (!out.ok) void out.error.code;
   const server = createMcpServer(graph.forProvider('seed.http'), { name: 'x' });
+  await server.connect(new StdioServerTransport({ maxMessageBytes: 1024 * 1024 }));
   await server.close();
+  // @ts-expect-error the limit is a number of bytes
+  new StdioServerTransport({ maxMessageBytes: '1 MiB' });
+  await CapabilityGraph.open({ providers: [], budgets: { database: { callTimeoutMs: 1000, maxRecords: 10 }, read: { readerTimeoutMs: 500 } } });
+  // @ts-expect-error database budgets are known fields
+  await CapabilityGraph.open({ providers: [], budgets: { database: { maxPages: 1 } } });
   // @ts-expect-error unknown tool name
   createToolAdapter(graph, { tools: ['nope'] });
 }

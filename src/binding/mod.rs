@@ -190,7 +190,8 @@ pub fn open(config: String, databases: Option<String>) -> AsyncTask<OpenTask> {
     })
 }
 
-/// The database authorities of a wire config (`[{ providerId, handle }]`), or an error string.
+/// The database authorities of a wire config (`{ sources: [{ providerId, handle }], budgets }`),
+/// or an error string.
 #[napi]
 pub fn database_sources(config: String) -> String {
     outcome(guarded(|| crate::engine::database_sources(&config)))

@@ -65,6 +65,10 @@ pub(super) struct Limits {
     pub(super) read_max_bytes: u64,
     /// `read.maxResponseBytes`: the cap of one `access.read`.
     pub(super) read_max_response: u64,
+    /// `queryKnowledge.timeoutMs`: how long the retriever may run.
+    pub(super) timeout_ms: u64,
+    /// `read.readerTimeoutMs`: how long one host reader call may take.
+    pub(super) reader_timeout_ms: u64,
 }
 
 pub(super) struct KnowledgeSearch {
@@ -457,7 +461,7 @@ impl HostCall for KnowledgeSearch {
     }
 
     fn timeout_ms(&self) -> Option<u64> {
-        None
+        Some(self.limits.timeout_ms)
     }
 
     /// `{op: "read"|"scan"|"chunk", target, maxBytes?, chunkBytes?, offset?}` from the
@@ -472,7 +476,8 @@ impl HostCall for KnowledgeSearch {
     ) -> Result<String> {
         let q: Map<String, Value> =
             serde_json::from_str(question).map_err(|_| GraphError::new(Code::Internal))?;
-        let host = HostBodies::new(self.has_readers, answers, bodies);
+        let host = HostBodies::new(self.has_readers, answers, bodies)
+            .with_reader_timeout(self.limits.reader_timeout_ms);
         let answer = match q.get("op").and_then(Value::as_str) {
             Some("read" | "scan" | "chunk") => self
                 .access_read(&q, &host)
