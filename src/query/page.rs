@@ -77,6 +77,16 @@ pub fn no_progress(budget: &'static str, limit: u64) -> GraphError {
         .detail("limit", limit)
 }
 
+/// A finished page, refused when it is over its byte budget even without rows (its meta and
+/// echoed filters alone): no page ever exceeds its budget.
+pub fn within_budget(page: String, budget: &'static str, limit: u64) -> Result<String, GraphError> {
+    if page.len() as u64 > limit {
+        Err(no_progress(budget, limit))
+    } else {
+        Ok(page)
+    }
+}
+
 /// Extra bytes a `"nextCursor":"…"` member adds to an object.
 pub fn cursor_member_len(cursor_len: usize) -> usize {
     r#","nextCursor":"""#.len() + cursor_len + 1
