@@ -12,6 +12,11 @@ let runQuery;
 let runRead;
 let runHosted;
 let graphOf;
+let isGraph;
+let isBound;
+
+/** The error of `verb` called on something that is not its graph (a detached method). */
+const notAGraph = (verb) => GraphError.fromJSON(native.receiverInvalid(verb));
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
 const HOST_SLOTS = [
@@ -341,6 +346,12 @@ async function readDatabases(sources, hosts) {
   return toWireJson(reads);
 }
 
+/** The one provider a reload's options (wire JSON) name, if any. */
+function reloadTarget(args) {
+  const options = JSON.parse(args);
+  return options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
+}
+
 // An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
 const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
@@ -385,15 +396,24 @@ class CapabilityGraph {
 
   /** A facade bound to one provider: local capability IDs, no request scope. */
   forProvider(providerId) {
+    if (!isGraph(this)) throw notAGraph('forProvider');
     const id = unwrap(call(() => this.#native.checkBound(toWireJson(providerId))));
     return new BoundProviderGraph(CONSTRUCT, this, id);
   }
 
   static {
-    runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
-    runRead = (graph, verb, args, providerId) =>
-      withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document');
+    // A brand check: true only for a graph this class made (never for a Proxy of one).
+    isGraph = (value) => value !== null && typeof value === 'object' && #native in value;
+    runQuery = (graph, verb, args, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
+      return unwrap(call(() => graph.#native.query(verb, args, providerId)));
+    };
+    runRead = async (graph, verb, args, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
+      return withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document');
+    };
     runHosted = async (graph, verb, query, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
         if (verb !== 'match' || path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
@@ -430,10 +450,13 @@ class CapabilityGraph {
 
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
   async reload(options) {
-    const only = options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
+    if (!isGraph(this)) throw notAGraph('reload');
+    // The options are read once, by the pure-JSON walk; the engine judges them.
+    const args = wire(options);
+    const only = reloadTarget(args);
     const sources = (this.#hosts.databases ?? []).filter((s) => only === undefined || s.providerId === only);
     const databases = this.#native.isClosed() ? undefined : await readDatabases(sources, this.#hosts);
-    return unwrap(await call(() => this.#native.reload(wire(options), databases)));
+    return unwrap(await call(() => this.#native.reload(args, databases)));
   }
 
   /** Turns an intent into capabilities with the configured executor. */
@@ -443,6 +466,7 @@ class CapabilityGraph {
 
   /** Idempotent; never rejects. Matches still waiting for an executor reject CG_GRAPH_CLOSED. */
   async close() {
+    if (!isGraph(this)) return; // nothing to release (D13)
     for (const pending of [...this.#active]) pending.close();
     try {
       this.#native.close();
@@ -464,7 +488,11 @@ class BoundProviderGraph {
   }
 
   static {
-    graphOf = (bound) => bound.#graph;
+    isBound = (value) => value !== null && typeof value === 'object' && #graph in value;
+    graphOf = (bound, verb) => {
+      if (!isBound(bound)) throw notAGraph(verb);
+      return bound.#graph;
+    };
   }
 }
 
@@ -474,7 +502,7 @@ for (const verb of UNARY_VERBS) {
     return runQuery(this, verb, wire(query));
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runQuery(graphOf(this), verb, wire(query), this.providerId);
+    return runQuery(graphOf(this, verb), verb, wire(query), this.providerId);
   };
 }
 for (const verb of READ_VERBS) {
@@ -482,7 +510,7 @@ for (const verb of READ_VERBS) {
     return runRead(this, verb, wire(query));
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runRead(graphOf(this), verb, wire(query), this.providerId);
+    return runRead(graphOf(this, verb), verb, wire(query), this.providerId);
   };
 }
 for (const verb of BINARY_VERBS) {
@@ -490,12 +518,12 @@ for (const verb of BINARY_VERBS) {
     return runQuery(this, verb, wirePair(target, query));
   };
   BoundProviderGraph.prototype[verb] = async function (target, query) {
-    return runQuery(graphOf(this), verb, wirePair(target, query), this.providerId);
+    return runQuery(graphOf(this, verb), verb, wirePair(target, query), this.providerId);
   };
 }
 
 BoundProviderGraph.prototype.match = async function (query) {
-  return runHosted(graphOf(this), 'match', query, this.providerId);
+  return runHosted(graphOf(this, 'match'), 'match', query, this.providerId);
 };
 // Verbs served by the host's retrievers and runtime adapters.
 for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
@@ -503,7 +531,7 @@ for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
     return runHosted(this, verb, query);
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runHosted(graphOf(this), verb, query, this.providerId);
+    return runHosted(graphOf(this, verb), verb, query, this.providerId);
   };
 }
 
@@ -512,7 +540,7 @@ CapabilityGraph.prototype.getProvider = async function (providerId, query) {
 };
 // A bound facade's provider is its binding.
 BoundProviderGraph.prototype.getProvider = async function (query) {
-  return runQuery(graphOf(this), 'getProvider', wirePair(this.providerId, query), this.providerId);
+  return runQuery(graphOf(this, 'getProvider'), 'getProvider', wirePair(this.providerId, query), this.providerId);
 };
 
 function parseQualifiedId(value) {
@@ -526,4 +554,13 @@ function formatQualifiedId(value) {
 /** @internal Verbs the CLI uses that are not part of the public surface (export, checkDocuments). */
 const internal = { query: (graph, verb, query) => runQuery(graph, verb, wire(query)) };
 
-module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor, internal };
+module.exports = {
+  CapabilityGraph,
+  BoundProviderGraph,
+  parseQualifiedId,
+  formatQualifiedId,
+  lexicalExecutor,
+  internal,
+  isGraph: (value) => isGraph(value),
+  isBound: (value) => isBound(value),
+};

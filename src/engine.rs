@@ -331,6 +331,25 @@ fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
         .collect()
 }
 
+/// The phase of a public verb's errors (SPEC §14 D1), for failures found before it runs.
+pub fn verb_phase(verb: &str) -> Phase {
+    match verb {
+        "open" => Phase::Config,
+        "reload" => Phase::Lifecycle,
+        "match" => Phase::Match,
+        "readDocuments" | "readSpecification" | "readDocumentPage" | "readSpecificationPage" => {
+            Phase::Document
+        }
+        _ => Phase::Query,
+    }
+}
+
+/// A verb called on something that is not a graph (a detached method, another receiver):
+/// `CG_INPUT_INVALID` with `details.field` `this`, in the verb's phase.
+pub fn receiver_invalid(verb: &str) -> GraphError {
+    crate::error::input_invalid("this", "graph").in_verb(verb_phase(verb))
+}
+
 /// The database authorities of a config, for the JS layer to read before `open`:
 /// `[{ providerId, handle }]` (the adapter's host handle). Config errors surface here first.
 pub fn database_sources(config_json: &str) -> Result<String> {
