@@ -41,10 +41,12 @@ test('the surface under test is the real one', () => {
 test('every method called on something that is not its graph rejects CG_INPUT_INVALID (field this); close() resolves', async () => {
   const graph = await CapabilityGraph.open({ providers: [seedSource()] });
   const bound = graph.forProvider('seed.http');
+  const instances = { CapabilityGraph: graph, BoundProviderGraph: bound, GraphError: new GraphError({ code: 'CG_INTERNAL' }) };
   try {
-    for (const [className, Class] of CLASSES.filter(([n]) => n !== 'GraphError')) {
-      const own = className === 'CapabilityGraph' ? graph : bound;
-      const strangers = [undefined, null, {}, 42, Object.create(Class.prototype), HOSTILE['a throwing Proxy'](), new Proxy(own, {}), own === graph ? bound : graph];
+    for (const [className, Class] of CLASSES) {
+      const own = instances[className];
+      const other = own === graph ? bound : graph;
+      const strangers = [undefined, null, {}, 42, Object.create(Class.prototype), HOSTILE['a throwing Proxy'](), new Proxy(own, {}), other];
       for (const name of methodsOf(Class.prototype)) {
         for (const [i, stranger] of strangers.entries()) {
           const where = `${className}.prototype.${name} on stranger #${i}`;
@@ -57,7 +59,7 @@ test('every method called on something that is not its graph rejects CG_INPUT_IN
           assert.equal(outcome.error.code, 'CG_INPUT_INVALID', where);
           assert.equal(outcome.error.details.field, 'this', where);
         }
-        // A method taken off its graph has no graph either.
+        // A method taken off its object has no receiver either.
         const detached = own[name];
         const outcome = await settle(() => detached({}));
         if (name !== 'close') assert.equal(outcome.error?.details?.field, 'this', `${className} detached ${name}`);
@@ -75,7 +77,9 @@ test('every method and export given hostile values in each argument position fai
   // close() would end the graph the other calls need; it is covered above.
   for (const name of methodsOf(CapabilityGraph.prototype).filter((n) => n !== 'close')) calls.push([`graph.${name}`, (...a) => graph[name](...a)]);
   for (const name of methodsOf(api.BoundProviderGraph.prototype)) calls.push([`bound.${name}`, (...a) => bound[name](...a)]);
-  for (const name of methodsOf(CapabilityGraph)) calls.push([`CapabilityGraph.${name}`, (...a) => CapabilityGraph[name](...a)]);
+  for (const [className, Class] of CLASSES) {
+    for (const name of methodsOf(Class)) calls.push([`${className}.${name}`, (...a) => Class[name](...a)]);
+  }
   calls.push(['new GraphError', (...a) => new GraphError(...a)]);
   for (const [name, fn] of FUNCTIONS) calls.push([name, fn]);
   // The adapter a graph hands out is part of the surface too.

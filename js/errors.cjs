@@ -55,6 +55,9 @@ const readOnly = (object, name, value) => Object.defineProperty(object, name, { 
  * fields are read-only and its `details` a frozen copy.
  */
 class GraphError extends Error {
+  /** Present on every GraphError: what `toJSON` checks its receiver by (a brand, not a field). */
+  #brand;
+
   constructor(init, fromEngine) {
     const fields = fromEngine === FROM_ENGINE ? init : hostFields(init);
     const entry = byCode.get(fields.code);
@@ -69,6 +72,7 @@ class GraphError extends Error {
 
   /** `{ code, phase, message, nextAction?, details? }`, in that order. */
   toJSON() {
+    if (this === null || typeof this !== 'object' || !(#brand in this)) throw inputInvalid('this');
     const json = { code: this.code, phase: this.phase, message: this.message };
     if (this.nextAction !== undefined) json.nextAction = this.nextAction;
     if (this.details !== undefined) json.details = this.details;
@@ -77,7 +81,14 @@ class GraphError extends Error {
 
   /** @internal An error the engine reported, as its JSON text. */
   static fromJSON(text) {
-    return new GraphError(JSON.parse(text), FROM_ENGINE);
+    let init;
+    try {
+      init = typeof text === 'string' ? JSON.parse(text) : undefined;
+    } catch {
+      // Not the engine's JSON: reported below.
+    }
+    if (init === null || typeof init !== 'object' || !byCode.has(init.code)) throw inputInvalid('text');
+    return new GraphError(init, FROM_ENGINE);
   }
 }
 
