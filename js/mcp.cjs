@@ -62,7 +62,7 @@ function createMcpServer(graph, options = {}) {
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: adapter.tools.map((t) => ({ ...t })) }));
   server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
     const { name: tool, arguments: args } = request.params;
-    if (!adapter.has(tool)) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown tool: ${tool}`);
+    if (!adapter.has(tool)) throw new types.McpError(types.ErrorCode.InvalidParams, 'Unknown tool');
     const outcome = await adapter.call(tool, args ?? {}, { signal: extra.signal });
     if (!outcome.ok) return { content: [{ type: 'text', text: JSON.stringify(outcome.error) }], isError: true };
     return { content: [{ type: 'text', text: JSON.stringify(outcome.result) }], structuredContent: outcome.result };
@@ -73,7 +73,7 @@ function createMcpServer(graph, options = {}) {
     server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => {
       const { uri } = request.params;
       const match = /^capability-graph:\/\/([^/]+)\/specification\/([^/]+)$/.exec(uri);
-      if (!match) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+      if (!match) throw new types.McpError(types.ErrorCode.InvalidParams, 'Unknown resource');
       const [, providerId, knowledgeId] = match;
       let batch;
       try {
