@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as api from '@devcodex/capability-graph';
 import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
 import { assertError, repoRoot, seedSource } from './helpers.mjs';
-import { CASES, hostComponents } from './fixtures/bad-inputs/sdk.mjs';
+import { ACCESS_CASES, CASES, hostComponents } from './fixtures/bad-inputs/sdk.mjs';
 
 test('the SDK corpus: every bad input is its GraphError', async () => {
   const graph = await CapabilityGraph.open({ providers: [seedSource()], ...hostComponents() });
@@ -22,6 +22,31 @@ test('the SDK corpus: every bad input is its GraphError', async () => {
       }
       assert.ok(error instanceof GraphError, `${c.name}: expected a GraphError, got ${error}`);
       assertError(error, c.code, c.phase, new GraphError({ code: c.code }).nextAction, c.details);
+    }
+  } finally {
+    await graph.close();
+  }
+});
+
+test('the access corpus: a knowledge retriever calling its access badly gets a GraphError', async () => {
+  const outcomes = [];
+  const graph = await CapabilityGraph.open({
+    providers: [seedSource()],
+    knowledgeRetriever: {
+      id: 'k',
+      retrieve: async (input, access) => {
+        for (const c of ACCESS_CASES) outcomes.push(await c.run(access, input.targets[0]).then(() => undefined, (e) => e));
+        return { hits: [] };
+      },
+    },
+  });
+  try {
+    await graph.queryKnowledge({ text: 'routes', selected: ['seed.http::route'] }).catch(() => {});
+    assert.equal(outcomes.length, ACCESS_CASES.length);
+    for (const [i, c] of ACCESS_CASES.entries()) {
+      assert.ok(outcomes[i] instanceof GraphError, `${c.name}: expected a GraphError, got ${outcomes[i]}`);
+      assert.equal(outcomes[i].code, c.code, c.name);
+      for (const [k, v] of Object.entries(c.details ?? {})) assert.deepEqual(outcomes[i].details?.[k], v, c.name);
     }
   } finally {
     await graph.close();

@@ -4,7 +4,7 @@
 
 const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError, inputInvalid } = require('./errors.cjs');
-const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
+const { toWireJson, ownValue, HOST_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
@@ -246,17 +246,22 @@ function knowledgeAccess(pending, readers) {
     );
     return promise;
   };
-  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
+  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${toWireJson(extra).slice(1)}`;
   const api = Object.freeze({
     async read(target, budget) {
-      const out = await ask(question('read', target, { maxBytes: budget?.maxBytes ?? null }));
+      const maxBytes = budget === undefined ? { value: undefined } : ownValue(budget, 'maxBytes');
+      if (maxBytes === undefined) throw inputInvalid('budget', { phase: 'query', expected: '{ maxBytes? }' });
+      const out = await ask(question('read', target, { maxBytes: maxBytes.value ?? null }));
       return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
     },
     async scan(target, consume, options) {
       if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
-      const signal = options?.signal;
+      const read = (key) => (options === undefined ? { value: undefined } : ownValue(options, key));
+      const [signalOption, chunkOption] = [read('signal'), read('chunkBytes')];
+      if (signalOption === undefined || chunkOption === undefined) throw inputInvalid('options', { phase: 'query', expected: '{ signal?, chunkBytes? }' });
+      const signal = signalOption.value;
       if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
-      const chunkBytes = options?.chunkBytes ?? null;
+      const chunkBytes = chunkOption.value ?? null;
       const out = await ask(question('scan', target, { chunkBytes }));
       // Chunks of at most chunkBytes, cut on character boundaries, in order.
       for (let offset = 0; offset < out.totalBytes; ) {

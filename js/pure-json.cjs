@@ -98,4 +98,21 @@ function toWireJson(value, hook) {
   return safeWalk(value);
 }
 
-module.exports = { toWireJson, HOST_KEY };
+/**
+ * `{ value }` of the own data property `key` of a plain object, read without invoking anything
+ * (`value` undefined when the key is absent); `undefined` when `object` is not a plain object,
+ * the property is an accessor, or a Proxy throws. For options that hold host objects (an
+ * AbortSignal), which the walk would mark as not plain JSON.
+ */
+function ownValue(object, key) {
+  try {
+    if (object === null || typeof object !== 'object' || !isPlainObject(object)) return undefined;
+    const d = Object.getOwnPropertyDescriptor(object, key);
+    if (d === undefined) return { value: undefined };
+    return 'value' in d ? { value: d.value } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+module.exports = { toWireJson, ownValue, HOST_KEY };

@@ -7,7 +7,7 @@
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { native } = require('./native.cjs');
 const { parseQualifiedId, isGraph, isBound } = require('./graph.cjs');
-const { toWireJson } = require('./pure-json.cjs');
+const { toWireJson, ownValue } = require('./pure-json.cjs');
 
 // --- schema fragments, written for a model -------------------------------------------------
 
@@ -355,16 +355,9 @@ const isMarker = (v) => isPlainObject(v) && Object.hasOwn(v, '$cgNonJson');
 /** The `signal` of a tool call's options (`{ signal?: AbortSignal }`), read without invoking anything. */
 function callSignal(options) {
   if (options === undefined) return undefined;
-  let d;
-  try {
-    if (!isPlainObject(options)) fail('options');
-    d = Object.getOwnPropertyDescriptor(options, 'signal');
-  } catch {
-    fail('options');
-  }
-  if (d === undefined) return undefined;
-  if (!('value' in d)) fail('options');
-  return d.value;
+  const signal = ownValue(options, 'signal');
+  if (signal === undefined) fail('options');
+  return signal.value;
 }
 
 /** The input schema of a tool as the graph (bound or not) takes it. */
