@@ -6,7 +6,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { CapabilityGraph, GraphError, createToolAdapter } from '@devcodex/capability-graph';
 import { seedSource } from './helpers.mjs';
-import { HUGE, hostComponents } from './fixtures/bad-inputs/sdk.mjs';
+import { HUGE, SEED_CALLS, hostComponents } from './fixtures/bad-inputs/sdk.mjs';
 
 const MAX_ERROR_JSON = 4096;
 const MAX_DETAIL_STRING = 128;
@@ -85,7 +85,12 @@ for (const [bound, budgets] of [[false], [true], [false, TINY], [true, TINY]]) {
       const adapter = createToolAdapter(target, { documentBodies: true });
       let cases = 0;
       for (const tool of adapter.tools) {
-        const example = tool.inputSchema.examples?.[0] ?? {};
+        assert.ok(Object.hasOwn(SEED_CALLS, tool.name), `${tool.name} has a seed call`);
+        const properties = tool.inputSchema.properties;
+        const example = Object.fromEntries(Object.entries(SEED_CALLS[tool.name]).filter(([k]) => k in properties));
+        // The base call succeeds, so each variant below reaches as far into the verb as it can.
+        const base = await adapter.call(tool.name, example);
+        if (!budgets) assert.ok(base.ok, `${tool.name}: ${JSON.stringify(base.error)}`);
         const variants = [{ ...example, [HUGE]: 1 }];
         for (const [name, schema] of Object.entries(tool.inputSchema.properties)) {
           for (const value of hugeVariants(schema)) variants.push({ ...example, [name]: value });
