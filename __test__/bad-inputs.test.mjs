@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as api from '@devcodex/capability-graph';
 import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
 import { assertError, repoRoot, seedSource } from './helpers.mjs';
-import { ACCESS_CASES, CASES, hostComponents } from './fixtures/bad-inputs/sdk.mjs';
+import { ACCESS_CASES, CASES, READER_REPLIES, hostComponents } from './fixtures/bad-inputs/sdk.mjs';
 
 test('the SDK corpus: every bad input is its GraphError', async () => {
   const graph = await CapabilityGraph.open({ providers: [seedSource()], ...hostComponents() });
@@ -47,6 +47,23 @@ test('the access corpus: a knowledge retriever calling its access badly gets a G
       assert.ok(outcomes[i] instanceof GraphError, `${c.name}: expected a GraphError, got ${outcomes[i]}`);
       assert.equal(outcomes[i].code, c.code, c.name);
       for (const [k, v] of Object.entries(c.details ?? {})) assert.deepEqual(outcomes[i].details?.[k], v, c.name);
+    }
+  } finally {
+    await graph.close();
+  }
+});
+
+test('the reader corpus: a host reader answering with hostile values costs that document a GraphError', async () => {
+  const knowledge = [{ kind: 'document', knowledgeId: 'WEB', role: 'guide', title: 'Web', locator: { type: 'http', url: 'https://docs.example/guide.md' } }];
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [{ capabilityId: 'x', name: 'X', description: 'X.', whenToUse: 'X.', knowledge }] };
+  let reply;
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [{ id: 'r', canRead: () => true, read: async () => reply() }] });
+  try {
+    for (const c of READER_REPLIES) {
+      reply = c.reply;
+      const result = await graph.readDocuments({ selected: ['acme::x'] });
+      assert.equal(result.results[0].ok, false, c.name);
+      assert.equal(result.results[0].error.code, c.code, c.name);
     }
   } finally {
     await graph.close();

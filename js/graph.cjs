@@ -193,7 +193,12 @@ async function askReaders(readers, request, bodies) {
       }
     };
     let buffer = null;
-    if (out?.bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength)) - 1;
+    try {
+      const bytes = out?.bytes;
+      if (bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) - 1;
+    } catch {
+      // Unreadable bytes are no bytes: the engine reports the broken contract.
+    }
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
