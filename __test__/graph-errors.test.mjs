@@ -128,6 +128,10 @@ test('new GraphError copies its details deeply and freezes them; engine errors a
     error.code = 'CG_INTERNAL';
   }, TypeError);
   assert.equal(error.code, 'CG_INPUT_INVALID');
+  // Another GraphError is copied as its JSON.
+  const copy = new GraphError(error);
+  assert.deepEqual(copy.toJSON(), error.toJSON());
+  assert.notEqual(copy.details, error.details);
 
   const graph = await CapabilityGraph.open({ providers: [seedSource()] });
   try {

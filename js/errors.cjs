@@ -14,6 +14,8 @@ const Phase = keyed(catalog.phases);
 const NextAction = keyed(catalog.nextActions);
 
 const FROM_ENGINE = Symbol('fromEngine');
+// Set in the class body, where its private brand is visible.
+let isGraphError;
 
 /** CG_INPUT_INVALID for `field`; `more` may give the phase and further details (e.g. `expected`). */
 function inputInvalid(field, { phase, ...details } = {}) {
@@ -34,7 +36,8 @@ function deepFreeze(value) {
  * never invoked), with `details` copied and every string in them cut by the engine's rule.
  */
 function hostFields(init) {
-  const fields = JSON.parse(toWireJson(init));
+  // Another GraphError is taken as its JSON.
+  const fields = JSON.parse(toWireJson(isGraphError(init) ? init.toJSON() : init));
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields) || '$cgNonJson' in fields) throw inputInvalid('$');
   if (!(typeof fields.code === 'string' && byCode.has(fields.code))) throw inputInvalid('code');
   if (fields.phase !== undefined && !Object.hasOwn(Phase, fields.phase)) throw inputInvalid('phase');
@@ -72,11 +75,15 @@ class GraphError extends Error {
 
   /** `{ code, phase, message, nextAction?, details? }`, in that order. */
   toJSON() {
-    if (this === null || typeof this !== 'object' || !(#brand in this)) throw inputInvalid('this');
+    if (!isGraphError(this)) throw inputInvalid('this');
     const json = { code: this.code, phase: this.phase, message: this.message };
     if (this.nextAction !== undefined) json.nextAction = this.nextAction;
     if (this.details !== undefined) json.details = this.details;
     return json;
+  }
+
+  static {
+    isGraphError = (value) => value !== null && typeof value === 'object' && #brand in value;
   }
 
   /** @internal An error the engine reported, as its JSON text. */
