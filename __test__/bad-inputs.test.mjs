@@ -73,13 +73,15 @@ test('the reader corpus: a host reader answering with hostile values costs that 
 const cliCases = JSON.parse(readFileSync(path.join(repoRoot, '__test__', 'fixtures', 'bad-inputs', 'cli.json'), 'utf8'));
 const config = path.join(repoRoot, '__test__', 'fixtures', 'bad-inputs', 'cli-config.json');
 
-test('the CLI corpus: every bad command line is its envelope on stderr and exit 1', () => {
+test('the CLI corpus: every bad command line is its small envelope on stderr and exit 1', () => {
   for (const c of cliCases) {
-    const argv = c.argv.map((a) => (a === '$CONFIG' ? config : a));
+    const argv = c.argv.map((a) => a.replace('$CONFIG', config).replace('$HUGE', 'h'.repeat(100 * 1024)));
     const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), ...argv], { encoding: 'utf8' });
     const where = `${c.name}: ${r.stderr}`;
     assert.equal(r.status, 1, where);
     assert.equal(r.stdout, '', where);
+    // Whatever the command line held, the envelope stays small.
+    assert.ok(Buffer.byteLength(r.stderr) <= 4096, `${c.name}: ${r.stderr.length} bytes on stderr`);
     const envelope = JSON.parse(r.stderr);
     assert.equal(envelope.ok, false, where);
     assertError(envelope.error, c.code, c.phase, new GraphError({ code: c.code }).nextAction, c.details);
