@@ -432,3 +432,23 @@ struct ReloadResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Value>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verb_on_something_that_is_not_a_graph_fails_in_its_phase() {
+        for (verb, phase) in [
+            ("listCatalog", Phase::Query),
+            ("readDocumentPage", Phase::Document),
+            ("match", Phase::Match),
+            ("reload", Phase::Lifecycle),
+            ("forProvider", Phase::Query),
+        ] {
+            let e = receiver_invalid(verb);
+            assert_eq!((e.code(), e.phase()), (Code::InputInvalid, phase), "{verb}");
+            assert_eq!(e.details().unwrap()["field"], "this");
+        }
+    }
+}
