@@ -85,15 +85,18 @@ export interface GraphErrorInit {
 
 /**
  * The one error class: every promise of the package rejects with it, and the few synchronous
- * functions throw it. Branch on `code` and `phase`, never on `message`.
+ * functions throw it. Branch on `code` and `phase`, never on `message`. Its fields are
+ * read-only; `details` is a deeply frozen plain-JSON copy whose strings are at most 128
+ * characters (longer ones are cut and end with `…`).
  */
 export declare class GraphError extends Error {
+  /** Throws `CG_INPUT_INVALID` for an unknown code, phase or action, or details that are not plain JSON. */
   constructor(init: GraphErrorInit);
   readonly name: 'GraphError';
-  code: ErrorCode;
-  phase: Phase;
-  nextAction?: NextAction;
-  details?: ErrorDetails;
+  readonly code: ErrorCode;
+  readonly phase: Phase;
+  readonly nextAction?: NextAction;
+  readonly details?: Readonly<ErrorDetails>;
   toJSON(): GraphErrorJSON;
 }
 

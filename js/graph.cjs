@@ -4,7 +4,7 @@
 
 const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError, inputInvalid } = require('./errors.cjs');
-const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
+const { toWireJson, ownValue, HOST_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
@@ -12,6 +12,11 @@ let runQuery;
 let runRead;
 let runHosted;
 let graphOf;
+let isGraph;
+let isBound;
+
+/** The error of `verb` called on something that is not its graph (a detached method). */
+const notAGraph = (verb) => GraphError.fromJSON(native.receiverInvalid(verb));
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
 const HOST_SLOTS = [
@@ -220,13 +225,12 @@ async function askReaders(readers, request, bodies, active) {
       }
     };
     let buffer = null;
-    let bytes;
     try {
-      bytes = out?.bytes;
+      const bytes = out?.bytes;
+      if (bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) - 1;
     } catch {
-      bytes = undefined;
+      // Unreadable bytes are no bytes: the engine reports the broken contract.
     }
-    if (bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) - 1;
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
@@ -281,18 +285,23 @@ function knowledgeAccess(pending, readers, active) {
     );
     return promise;
   };
-  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
+  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${toWireJson(extra).slice(1)}`;
   const api = (signal) => Object.freeze({
     signal,
     async read(target, budget) {
-      const out = await ask(question('read', target, { maxBytes: budget?.maxBytes ?? null }));
+      const maxBytes = budget === undefined ? { value: undefined } : ownValue(budget, 'maxBytes');
+      if (maxBytes === undefined) throw inputInvalid('budget', { phase: 'query', expected: '{ maxBytes? }' });
+      const out = await ask(question('read', target, { maxBytes: maxBytes.value ?? null }));
       return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
     },
     async scan(target, consume, options) {
       if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
-      const signal = options?.signal;
+      const read = (key) => (options === undefined ? { value: undefined } : ownValue(options, key));
+      const [signalOption, chunkOption] = [read('signal'), read('chunkBytes')];
+      if (signalOption === undefined || chunkOption === undefined) throw inputInvalid('options', { phase: 'query', expected: '{ signal?, chunkBytes? }' });
+      const signal = signalOption.value;
       if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
-      const chunkBytes = options?.chunkBytes ?? null;
+      const chunkBytes = chunkOption.value ?? null;
       const out = await ask(question('scan', target, { chunkBytes }));
       // Chunks of at most chunkBytes, cut on character boundaries, in order.
       for (let offset = 0; offset < out.totalBytes; ) {
@@ -451,6 +460,12 @@ async function readDatabases(sources, hosts, budgets, active) {
   return toWireJson(reads);
 }
 
+/** The one provider a reload's options (wire JSON) name, if any. */
+function reloadTarget(args) {
+  const options = JSON.parse(args);
+  return options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
+}
+
 // An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
 const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
@@ -499,15 +514,24 @@ class CapabilityGraph {
 
   /** A facade bound to one provider: local capability IDs, no request scope. */
   forProvider(providerId) {
+    if (!isGraph(this)) throw notAGraph('forProvider');
     const id = unwrap(call(() => this.#native.checkBound(toWireJson(providerId))));
     return new BoundProviderGraph(CONSTRUCT, this, id);
   }
 
   static {
-    runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
-    runRead = (graph, verb, args, providerId) =>
-      withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', graph.#active);
+    // A brand check: true only for a graph this class made (never for a Proxy of one).
+    isGraph = (value) => value !== null && typeof value === 'object' && #native in value;
+    runQuery = (graph, verb, args, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
+      return unwrap(call(() => graph.#native.query(verb, args, providerId)));
+    };
+    runRead = async (graph, verb, args, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
+      return withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', graph.#active);
+    };
     runHosted = async (graph, verb, query, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
         if (verb !== 'match' || path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
@@ -547,7 +571,10 @@ class CapabilityGraph {
   /** Re-reads providers; resolves a report, never rejects for a provider's failure. One reload
    *  runs at a time, from its reads to its publication, so the last one started publishes last. */
   async reload(options) {
-    const turn = this.#reloading.then(() => this.#reloadNow(options));
+    if (!isGraph(this)) throw notAGraph('reload');
+    // The options are read once, by the pure-JSON walk; the engine judges them.
+    const args = wire(options);
+    const turn = this.#reloading.then(() => this.#reloadNow(args));
     this.#reloading = turn.then(
       () => {},
       () => {},
@@ -555,12 +582,12 @@ class CapabilityGraph {
     return turn;
   }
 
-  async #reloadNow(options) {
-    const only = options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
+  async #reloadNow(args) {
+    const only = reloadTarget(args);
     const { sources, budgets } = this.#hosts.databases;
     const chosen = sources.filter((s) => only === undefined || s.providerId === only);
     const databases = this.#native.isClosed() ? undefined : await readDatabases(chosen, this.#hosts, budgets, this.#active);
-    return unwrap(await call(() => this.#native.reload(wire(options), databases)));
+    return unwrap(await call(() => this.#native.reload(args, databases)));
   }
 
   /** Turns an intent into capabilities with the configured executor. */
@@ -571,6 +598,7 @@ class CapabilityGraph {
   /** Idempotent; never rejects. Calls still waiting for a host component reject CG_GRAPH_CLOSED
    *  and the component's signal is aborted. */
   async close() {
+    if (!isGraph(this)) return; // nothing to release (D13)
     for (const pending of [...this.#active]) pending.close();
     try {
       this.#native.close();
@@ -592,7 +620,11 @@ class BoundProviderGraph {
   }
 
   static {
-    graphOf = (bound) => bound.#graph;
+    isBound = (value) => value !== null && typeof value === 'object' && #graph in value;
+    graphOf = (bound, verb) => {
+      if (!isBound(bound)) throw notAGraph(verb);
+      return bound.#graph;
+    };
   }
 }
 
@@ -602,7 +634,7 @@ for (const verb of UNARY_VERBS) {
     return runQuery(this, verb, wire(query));
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runQuery(graphOf(this), verb, wire(query), this.providerId);
+    return runQuery(graphOf(this, verb), verb, wire(query), this.providerId);
   };
 }
 for (const verb of READ_VERBS) {
@@ -610,7 +642,7 @@ for (const verb of READ_VERBS) {
     return runRead(this, verb, wire(query));
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runRead(graphOf(this), verb, wire(query), this.providerId);
+    return runRead(graphOf(this, verb), verb, wire(query), this.providerId);
   };
 }
 for (const verb of BINARY_VERBS) {
@@ -618,12 +650,12 @@ for (const verb of BINARY_VERBS) {
     return runQuery(this, verb, wirePair(target, query));
   };
   BoundProviderGraph.prototype[verb] = async function (target, query) {
-    return runQuery(graphOf(this), verb, wirePair(target, query), this.providerId);
+    return runQuery(graphOf(this, verb), verb, wirePair(target, query), this.providerId);
   };
 }
 
 BoundProviderGraph.prototype.match = async function (query) {
-  return runHosted(graphOf(this), 'match', query, this.providerId);
+  return runHosted(graphOf(this, 'match'), 'match', query, this.providerId);
 };
 // Verbs served by the host's retrievers and runtime adapters.
 for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
@@ -631,7 +663,7 @@ for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
     return runHosted(this, verb, query);
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runHosted(graphOf(this), verb, query, this.providerId);
+    return runHosted(graphOf(this, verb), verb, query, this.providerId);
   };
 }
 
@@ -640,7 +672,7 @@ CapabilityGraph.prototype.getProvider = async function (providerId, query) {
 };
 // A bound facade's provider is its binding.
 BoundProviderGraph.prototype.getProvider = async function (query) {
-  return runQuery(graphOf(this), 'getProvider', wirePair(this.providerId, query), this.providerId);
+  return runQuery(graphOf(this, 'getProvider'), 'getProvider', wirePair(this.providerId, query), this.providerId);
 };
 
 function parseQualifiedId(value) {
@@ -654,4 +686,13 @@ function formatQualifiedId(value) {
 /** @internal Verbs the CLI uses that are not part of the public surface (export, checkDocuments). */
 const internal = { query: (graph, verb, query) => runQuery(graph, verb, wire(query)) };
 
-module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor, internal };
+module.exports = {
+  CapabilityGraph,
+  BoundProviderGraph,
+  parseQualifiedId,
+  formatQualifiedId,
+  lexicalExecutor,
+  internal,
+  isGraph: (value) => isGraph(value),
+  isBound: (value) => isBound(value),
+};

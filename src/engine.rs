@@ -385,6 +385,25 @@ fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
         .collect()
 }
 
+/// The phase of a public verb's errors (SPEC §14 D1), for failures found before it runs.
+pub fn verb_phase(verb: &str) -> Phase {
+    match verb {
+        "open" => Phase::Config,
+        "reload" => Phase::Lifecycle,
+        "match" => Phase::Match,
+        "readDocuments" | "readSpecification" | "readDocumentPage" | "readSpecificationPage" => {
+            Phase::Document
+        }
+        _ => Phase::Query,
+    }
+}
+
+/// A verb called on something that is not a graph (a detached method, another receiver):
+/// `CG_INPUT_INVALID` with `details.field` `this`, in the verb's phase.
+pub fn receiver_invalid(verb: &str) -> GraphError {
+    crate::error::input_invalid("this", "graph").in_verb(verb_phase(verb))
+}
+
 /// The database authorities of a config, for the JS layer to read before `open`:
 /// `{ sources: [{ providerId, handle }], budgets }` (the adapter's host handle, and the
 /// `budgets.database` deadlines and bounds of every read). Config errors surface here first.
@@ -474,4 +493,24 @@ struct ReloadResult {
     providers: Vec<ReloadEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verb_on_something_that_is_not_a_graph_fails_in_its_phase() {
+        for (verb, phase) in [
+            ("listCatalog", Phase::Query),
+            ("readDocumentPage", Phase::Document),
+            ("match", Phase::Match),
+            ("reload", Phase::Lifecycle),
+            ("forProvider", Phase::Query),
+        ] {
+            let e = receiver_invalid(verb);
+            assert_eq!((e.code(), e.phase()), (Code::InputInvalid, phase), "{verb}");
+            assert_eq!(e.details().unwrap()["field"], "this");
+        }
+    }
 }

@@ -63,7 +63,11 @@ async function main(): Promise<void> {
   const id = parseQualifiedId('a::b');
   const s: string = formatQualifiedId(id);
   void [first, c, q, n, s];
-  new GraphError({ code: 'CG_MODEL_REFUSED', nextAction: 'fix_input' });
+  const made = new GraphError({ code: 'CG_MODEL_REFUSED', nextAction: 'fix_input', details: { reason: 'x' } });
+  // @ts-expect-error a GraphError's fields are read-only
+  made.code = 'CG_INTERNAL';
+  // @ts-expect-error its details are frozen
+  made.details!.reason = 'y';
   // @ts-expect-error unknown code
   new GraphError({ code: 'CG_NOPE' });
   // @ts-expect-error ids must be references

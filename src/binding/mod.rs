@@ -28,6 +28,19 @@ pub fn error_catalog() -> String {
     catalog_json()
 }
 
+/// The error (JSON) of `verb` called on something that is not a graph.
+#[napi]
+pub fn receiver_invalid(verb: String) -> String {
+    crate::engine::receiver_invalid(&verb).to_json()
+}
+
+/// The details of an error made by the host (JSON), copied as plain JSON with every string cut
+/// to the details bound; `None` when they are not a plain JSON object.
+#[napi]
+pub fn host_details(details: String) -> Option<String> {
+    crate::error::host_details(&details)
+}
+
 /// `parseQualifiedId`: JSON of the value in, JSON of `{ providerId, capabilityId }` out.
 #[napi]
 pub fn parse_qualified_id(value: String) -> String {

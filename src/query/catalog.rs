@@ -1,13 +1,15 @@
 //! `listCatalog`: every capability in scope, providers in ID order then capabilities in ID
 //! order, filtered by ID prefix or direct parent, paged by count and bytes.
 
-use super::args::{capability_ref, clamped_integer, invalid, Args};
-use super::page::{cursor_member_len, no_progress, oversized_row, warning_len, Rows};
+use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
+use super::page::{
+    cursor_member_len, no_progress, oversized_row, warning_len, within_budget, Rows,
+};
 use super::views::{to_json, CatalogRecord};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::Result;
-use crate::ids::{format_qualified, parse_qualified};
+use crate::ids::{format_qualified, parse_qualified, ID_MAX_BYTES};
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::Kind;
 use serde_json::json;
@@ -50,6 +52,10 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.catalog;
     let prefix = args.string("capabilityIdPrefix")?.unwrap_or("");
+    // No capability ID is longer, and the page echoes the prefix in its meta.
+    if prefix.len() > ID_MAX_BYTES {
+        return Err(too_large("capabilityIdPrefix", ID_MAX_BYTES as u64));
+    }
     let limit = match args.get("limit")? {
         None => budget.max_items,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_items)?,
@@ -176,5 +182,5 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
     out.push('}');
-    Ok(out)
+    within_budget(out, "catalog.maxBytes", budget.max_bytes)
 }

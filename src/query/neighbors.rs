@@ -2,7 +2,9 @@
 //! cursor, all sharing one byte budget (reference/core.md §6.2).
 
 use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
-use super::page::{cursor_member_len, no_progress, oversized_row, warning_len, Rows};
+use super::page::{
+    cursor_member_len, no_progress, oversized_row, warning_len, within_budget, Rows,
+};
 use super::views::{to_json, CapabilityId, CatalogRecord, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
@@ -222,9 +224,10 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     } else {
         Completeness::Complete
     };
-    Ok(format!(
+    let page = format!(
         r#"{{"id":{id_json},"groups":{{{}}},"meta":{}}}"#,
         parts.join(","),
         to_json(&meta)
-    ))
+    );
+    within_budget(page, "neighbors.maxBytes", budget.max_bytes)
 }
