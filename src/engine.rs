@@ -100,6 +100,7 @@ impl Engine {
             sources: config.providers,
             has_readers: !config.readers.is_empty(),
         };
+        crate::memory::release_free_memory();
         engine.index_in_background();
         Ok(engine)
     }
@@ -124,6 +125,7 @@ impl Engine {
             for s in &pending {
                 s.lexical();
             }
+            crate::memory::release_free_memory();
         };
         if std::thread::Builder::new()
             .name("cg-lexical-index".into())
@@ -262,6 +264,7 @@ impl Engine {
                     .and_then(|p| databases.remove(p));
                 entries.push(self.reload_one(source, definition.as_ref(), read.as_ref())?);
             }
+            crate::memory::release_free_memory();
             let ok = entries.iter().all(|e| e.ok);
             let result = ReloadResult {
                 ok,

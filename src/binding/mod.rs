@@ -328,6 +328,7 @@ impl NativeGraph {
         let state = self.engine.close();
         PoolTask::run(move || {
             drop(state);
+            crate::memory::release_free_memory();
             Ok(String::new())
         })
     }

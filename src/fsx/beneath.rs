@@ -82,6 +82,12 @@ impl RootDir {
         imp::entry_type(self, rel)
     }
 
+    /// The directory at `rel` through real directories only, to open many files in it without
+    /// walking from the root each time.
+    pub fn open_dir(&self, rel: &str) -> io::Result<Dir> {
+        imp::open_dir(self, rel)
+    }
+
     /// Releases the handle now, whoever still holds the root: later opens beneath it fail as
     /// unreadable. Waits for walks in progress (a few system calls each).
     pub fn close(&self) {
@@ -98,6 +104,23 @@ impl RootDir {
         }
         let real = std::fs::canonicalize(target).ok()?;
         real.strip_prefix(&self.real).ok().map(Path::to_path_buf)
+    }
+}
+
+/// A directory beneath a root (see [`RootDir::open_dir`]).
+#[derive(Debug)]
+pub struct Dir {
+    #[cfg(unix)]
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Dir {
+    /// Opens the entry `name` of this directory for reading unless it is a symlink, without
+    /// blocking on a FIFO; `None` if it cannot (the caller then resolves the path beneath the
+    /// root for the precise answer). What opened may be any kind of file: the caller checks it
+    /// through the handle, which costs no extra look-up when it stats the file anyway.
+    pub fn open_file(&self, name: &str) -> Option<File> {
+        imp::open_in_dir(self, name)
     }
 }
 
@@ -296,6 +319,17 @@ mod imp {
         })
     }
 
+    pub fn open_dir(root: &RootDir, rel: &str) -> io::Result<Dir> {
+        Ok(Dir {
+            fd: open_dir_strict(root, rel)?,
+        })
+    }
+
+    pub fn open_in_dir(dir: &Dir, name: &str) -> Option<File> {
+        let fd = openat(&dir.fd, name, FILE_FLAGS, Mode::empty()).ok()?;
+        Some(File::from(fd))
+    }
+
     pub fn list_dir(root: &RootDir, rel: &str) -> io::Result<Vec<(OsString, EntryType)>> {
         let fd = open_dir_strict(root, rel)?;
         let mut entries = Vec::new();
@@ -395,6 +429,17 @@ mod imp {
             Ok(meta) if meta.is_file() => Ok(file),
             _ => Err(Refusal::NotRegular),
         }
+    }
+
+    pub fn open_dir(root: &RootDir, _rel: &str) -> io::Result<Dir> {
+        if is_closed(root) {
+            return Err(io::Error::other("root closed"));
+        }
+        Ok(Dir {})
+    }
+
+    pub fn open_in_dir(_dir: &Dir, _name: &str) -> Option<File> {
+        None
     }
 
     pub fn list_dir(root: &RootDir, rel: &str) -> io::Result<Vec<(OsString, EntryType)>> {
@@ -521,6 +566,29 @@ mod tests {
         fs::rename(t.path("root"), t.path("moved")).unwrap();
         symlink(t.path("outside"), t.path("root")).unwrap();
         assert_eq!(read(&root, "docs/a.md").unwrap(), "inside");
+    }
+
+    #[test]
+    fn a_directory_opens_its_entries_but_never_a_link() {
+        let t = Tree::new("dir");
+        symlink("a.md", t.path("root/docs/link.md")).unwrap();
+        let root = t.root();
+        let docs = root.open_dir("docs").unwrap();
+        let mut text = String::new();
+        docs.open_file("a.md")
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "inside");
+        assert!(docs.open_file("link.md").is_none());
+        assert!(docs.open_file("missing.md").is_none());
+        let deep = docs.open_file("deep").unwrap();
+        assert!(
+            deep.metadata().unwrap().is_dir(),
+            "the caller sees what it opened"
+        );
+        symlink(t.path("outside"), t.path("root/out")).unwrap();
+        assert!(root.open_dir("out").is_err());
     }
 
     #[test]

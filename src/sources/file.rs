@@ -6,7 +6,7 @@
 //! and every file read is reached beneath it, never by a path re-resolved after a check.
 
 use crate::error::{Code, GraphError, Phase};
-use crate::fsx::beneath::{EntryType, Refusal, RootDir};
+use crate::fsx::beneath::{Dir, EntryType, Refusal, RootDir};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -527,10 +527,12 @@ fn read_chunk<T>(
     Ok(values)
 }
 
-/// Per-thread scratch space, reused so a file costs no buffer allocation of its own.
+/// Per-thread scratch space, reused so a file costs no buffer allocation of its own, and the
+/// directory of the last file read: files come in sorted order, so most share it.
 struct Reader<'a> {
     root: &'a RootDir,
     bytes: Vec<u8>,
+    dir: Option<(String, Dir)>,
 }
 
 impl<'a> Reader<'a> {
@@ -538,6 +540,7 @@ impl<'a> Reader<'a> {
         Reader {
             root,
             bytes: Vec::new(),
+            dir: None,
         }
     }
 
@@ -549,15 +552,31 @@ impl<'a> Reader<'a> {
 
     /// A FIFO, socket or device posing as a definition is refused without being opened. The
     /// file is opened beneath the root: a symlink is followed only while it stays inside.
-    fn open(&self, rel: &str, kind: EntryType) -> Result<File, Reason> {
+    fn open(&mut self, rel: &str, kind: EntryType) -> Result<File, Reason> {
         if !matches!(kind, EntryType::Regular | EntryType::Symlink) {
             return Err(Reason::NotRegularFile);
+        }
+        if kind == EntryType::Regular {
+            if let Some(file) = self.open_in_dir(rel) {
+                return Ok(file);
+            }
         }
         self.root.open_file(rel).map_err(|refusal| match refusal {
             Refusal::Outside => Reason::OutsideRoot,
             Refusal::NotRegular => Reason::NotRegularFile,
             Refusal::NotFound | Refusal::Unreadable => Reason::FileUnreadable,
         })
+    }
+
+    /// The common case in one `openat`: an entry in the directory of the previous file, never
+    /// a link (anything else is left to the full walk beneath the root). Its type is checked by
+    /// `read_whole` through the handle; only FIFOs could block, and they open without blocking.
+    fn open_in_dir(&mut self, rel: &str) -> Option<File> {
+        let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if self.dir.as_ref().is_none_or(|(p, _)| p != parent) {
+            self.dir = Some((parent.to_owned(), self.root.open_dir(parent).ok()?));
+        }
+        self.dir.as_ref()?.1.open_file(name)
     }
 }
 
