@@ -235,13 +235,17 @@ test('lexicalExecutor options are validated; the seed provider matches as docume
   await g.close();
 });
 
-test('the lexical evaluation stays above its measured floor', async () => {
-  const { execFileSync } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const script = fileURLToPath(new URL('../bench/eval-match.mjs', import.meta.url));
-  const { overall } = JSON.parse(execFileSync(process.execPath, [script, '--json'], { encoding: 'utf8' }));
-  assert.ok(overall.shouldMatch >= 50 && overall.shouldNotMatch >= 10, 'a real evaluation set');
-  // Measured 86.4% top-1 and 100% no-match; a ranker change that loses ground fails here.
-  assert.ok(overall.top1Accuracy >= 85, `top-1 ${overall.top1Accuracy}%`);
-  assert.ok(overall.noMatchAccuracy >= 95, `no-match ${overall.noMatchAccuracy}%`);
+test('the lexical evaluation covers two providers, every kind and every catalog size', async () => {
+  const { loadProviders, split, KINDS } = await import('../bench/eval-match.mjs');
+  const intents = split(await loadProviders());
+  assert.ok(intents.length >= 240, `${intents.length} intents`);
+  for (const provider of ['eval.webapp', 'eval.objstore']) {
+    for (const kind of KINDS) {
+      const stratum = intents.filter((i) => i.provider === provider && i.kind === kind);
+      const tune = stratum.filter((i) => i.split === 'tune').length;
+      assert.ok(stratum.length >= 6, `${provider} ${kind}`);
+      assert.equal(tune, Math.ceil(stratum.length / 2), `${provider} ${kind} halved`);
+    }
+  }
+  assert.deepEqual(split(await loadProviders()), intents, 'the split is fixed');
 });
