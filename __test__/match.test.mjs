@@ -249,3 +249,20 @@ test('the lexical evaluation covers two providers, every kind and every catalog 
   }
   assert.deepEqual(split(await loadProviders()), intents, 'the split is fixed');
 });
+
+test('the lexical executor holds its floor on the held-out intents at every catalog size', async () => {
+  const { evaluate, SIZES } = await import('../bench/eval-match.mjs');
+  const { report } = await evaluate({ splits: ['heldout'] });
+  // Measured on the held-out half; a ranker change that loses ground fails here.
+  const FLOOR = {
+    small: { top1: 56.8, top3: 57.6, noMatchPrecision: 27.5, noMatchRecall: 100 },
+    provider: { top1: 61.9, top3: 64.4, noMatchPrecision: 34.5, noMatchRecall: 100 },
+    '10k': { top1: 61, top3: 63.6, noMatchPrecision: 34.6, noMatchRecall: 94.7 },
+  };
+  for (const size of SIZES) {
+    const all = report.find((r) => r.size === size && r.provider === 'all');
+    for (const [measure, floor] of Object.entries(FLOOR[size])) {
+      assert.ok(all[measure] >= floor, `${size} ${measure}: ${all[measure]} < ${floor}`);
+    }
+  }
+});
