@@ -118,7 +118,8 @@ async function ask(graph, intent, provider) {
   const matched = answer.status === 'matched' || answer.status === 'partial';
   // Matches from the generated catalog count as what they are: wrong answers.
   const got = matched ? answer.matches.map((m) => (m.id.providerId === provider ? m.id.capabilityId : m.qualifiedId)) : [];
-  return { status: answer.status, got, reason: matched ? answer.matches[0].reason ?? null : null };
+  const top = matched ? answer.matches[0] : null;
+  return { status: answer.status, got, reason: top?.reason ?? null, confidence: top?.confidence ?? null };
 }
 
 const pct = (num, den) => (den === 0 ? null : Math.round((num / den) * 1000) / 10);
