@@ -12,7 +12,7 @@ pub use index::LexicalIndex;
 pub use tokenize::Tokenizer;
 
 use crate::snapshot::ProviderSnapshot;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use tokenize::{is_cjk_bigram, is_cjk_term};
 
 /// Default `minScore`: the confidence a capability needs to be selected.
@@ -104,11 +104,25 @@ pub fn rank(
         .collect();
     let intent_weight: f64 = terms.iter().filter(|t| t.unit).map(|t| t.weight).sum();
     let mut evidence = term_evidence(&indexes, &terms);
-    for key in named_by_id(snapshots, intent) {
-        evidence.entry(key).or_default().by_id = true;
+    let by_id = named_by_id(snapshots, intent);
+    let by_name = named_by_name(&indexes, &sequence);
+    for e in &mut evidence {
+        e.1.by_id = by_id.binary_search(&e.0).is_ok();
+        e.1.by_name = by_name.binary_search(&e.0).is_ok();
     }
-    for key in named_by_name(&indexes, &sequence) {
-        evidence.entry(key).or_default().by_name = true;
+    // Named candidates that share no word with the request still count.
+    for (key, id) in by_id
+        .iter()
+        .map(|k| (k, true))
+        .chain(by_name.iter().map(|k| (k, false)))
+    {
+        if !evidence.iter().any(|(k, _)| k == key) {
+            evidence.push((*key, Evidence::default()));
+        }
+        if let Some((_, e)) = evidence.iter_mut().find(|(k, _)| k == key) {
+            e.by_id |= id;
+            e.by_name |= !id;
+        }
     }
     if evidence.is_empty() || intent_weight <= 0.0 {
         return Vec::new();
@@ -137,6 +151,9 @@ pub fn rank(
         })
         .filter(|r| r.confidence >= min_score && r.confidence > 0.0)
         .collect();
+    // Only what is close to the best is ever returned: cut before sorting.
+    let top = ranked.iter().map(|r| r.score).fold(0.0, f64::max);
+    ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
     ranked.sort_by(|a, b| {
         b.score.total_cmp(&a.score).then_with(|| {
             let id = |r: &Ranked| {
@@ -146,8 +163,6 @@ pub fn rank(
             id(a).cmp(&id(b))
         })
     });
-    let top = ranked.first().map_or(0.0, |r| r.score);
-    ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
     ranked.truncate(limit);
     for r in &mut ranked {
         r.reason = reason::reason(snapshots[r.provider], r.node, r.by_id, r.by_name, &terms);
@@ -180,32 +195,48 @@ fn confidence(e: &Evidence, intent_weight: f64, terms: &[QueryTerm]) -> f64 {
     }
 }
 
+/// Per-candidate accumulator: totals over terms, and the best credit of the current term.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    score: f64,
+    covered: f64,
+    words: u32,
+    seen: bool,
+    /// Which term `term_score` and `term_covered` belong to (its position + 1).
+    stamp: u32,
+    term_score: f64,
+    term_covered: f64,
+}
+
 /// Score and covered weight of every candidate sharing a term with the request. Each unit term
 /// adds the best credit any of its forms earns in a candidate: itself, a shared-stem relative,
 /// or (for a CJK character) a matching bigram of the request that contains it; bigrams add
-/// score only.
-fn term_evidence(
-    indexes: &[&LexicalIndex],
-    terms: &[QueryTerm],
-) -> HashMap<(usize, u32), Evidence> {
-    let mut totals: HashMap<(usize, u32), Evidence> = HashMap::new();
-    let mut local: HashMap<(usize, u32), (f64, f64)> = HashMap::new();
-    for term in terms {
-        local.clear();
-        for (p, index) in indexes.iter().enumerate() {
+/// score only. Accumulators are dense arrays: a common word touches a large share of a large
+/// catalog, where hashing every candidate would cost more than the scoring.
+fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize, u32), Evidence)> {
+    let mut out = Vec::new();
+    let mut local: Vec<u32> = Vec::new();
+    for (p, index) in indexes.iter().enumerate() {
+        let mut slots = vec![Slot::default(); index.documents as usize];
+        let mut touched: Vec<u32> = Vec::new();
+        for (k, term) in terms.iter().enumerate() {
+            let stamp = k as u32 + 1;
             let mut offer = |doc: u32, score: f64, covered: f64| {
-                let e = local.entry((p, doc)).or_insert((0.0, 0.0));
-                e.0 = e.0.max(score);
-                e.1 = e.1.max(covered);
+                let s = &mut slots[doc as usize];
+                if s.stamp != stamp {
+                    s.stamp = stamp;
+                    s.term_score = 0.0;
+                    s.term_covered = 0.0;
+                    local.push(doc);
+                }
+                s.term_score = s.term_score.max(score);
+                s.term_covered = s.term_covered.max(covered);
             };
             let cover = if term.unit { term.weight } else { 0.0 };
             for &(doc, sat) in index.postings(&term.text) {
                 offer(doc, term.weight * f64::from(sat), cover);
             }
-            if !term.unit {
-                continue;
-            }
-            if is_cjk_term(&term.text) {
+            if term.unit && is_cjk_term(&term.text) {
                 for bigram in terms
                     .iter()
                     .filter(|t| !t.unit && t.text.contains(term.text.as_str()))
@@ -214,7 +245,7 @@ fn term_evidence(
                         offer(doc, 0.0, term.weight);
                     }
                 }
-            } else if term.text.len() >= MIN_PREFIX {
+            } else if term.unit && term.text.len() >= MIN_PREFIX {
                 let w = term.weight * PREFIX_CREDIT;
                 for relative in index.prefix_relatives(&term.text, MIN_PREFIX, MIN_PREFIX_SHARE) {
                     for &(doc, sat) in index.postings(relative) {
@@ -222,17 +253,31 @@ fn term_evidence(
                     }
                 }
             }
-        }
-        for (&key, &(score, covered)) in &local {
-            let e = totals.entry(key).or_default();
-            e.score += score;
-            e.covered += covered;
-            if covered > 0.0 {
-                e.words += 1;
+            for doc in local.drain(..) {
+                let s = &mut slots[doc as usize];
+                if !s.seen {
+                    s.seen = true;
+                    touched.push(doc);
+                }
+                s.score += s.term_score;
+                s.covered += s.term_covered;
+                if s.term_covered > 0.0 {
+                    s.words += 1;
+                }
             }
         }
+        out.extend(touched.into_iter().map(|doc| {
+            let s = &slots[doc as usize];
+            let e = Evidence {
+                score: s.score,
+                covered: s.covered,
+                words: s.words,
+                ..Evidence::default()
+            };
+            ((p, doc), e)
+        }));
     }
-    totals
+    out
 }
 
 /// Dotted capability IDs written in the request (`objects.checksum`, `eval.objstore::objects.get`,
