@@ -253,11 +253,15 @@ test('the lexical evaluation covers two providers, every kind and every catalog 
 test('the lexical executor holds its floor on the held-out intents at every catalog size', async () => {
   const { evaluate, SIZES } = await import('../bench/eval-match.mjs');
   const { report } = await evaluate({ splits: ['heldout'] });
-  // Measured on the held-out half; a ranker change that loses ground fails here.
+  // The goals are top-3 >= 97%, top-1 >= 93%, no-match precision and recall >= 95%. Only the
+  // recall is reached: paraphrases that share no word with their capability (a third of the
+  // intents that should match) are answered no_match, which costs top-k and precision alike.
+  // These are the held-out figures as measured (bench/eval-match-final.json); a ranker change
+  // that loses ground fails here.
   const FLOOR = {
-    small: { top1: 56.8, top3: 57.6, noMatchPrecision: 27.5, noMatchRecall: 100 },
-    provider: { top1: 61.9, top3: 64.4, noMatchPrecision: 34.5, noMatchRecall: 100 },
-    '10k': { top1: 61, top3: 63.6, noMatchPrecision: 34.6, noMatchRecall: 94.7 },
+    small: { top1: 66.9, top3: 66.9, noMatchPrecision: 36.5, noMatchRecall: 100 },
+    provider: { top1: 61.9, top3: 66.1, noMatchPrecision: 65.5, noMatchRecall: 100 },
+    '10k': { top1: 61, top3: 64.4, noMatchPrecision: 61.3, noMatchRecall: 100 },
   };
   for (const size of SIZES) {
     const all = report.find((r) => r.size === size && r.provider === 'all');
