@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { CapabilityGraph, lexicalExecutor } from '@devcodex/capability-graph';
-import { cap, inline } from './helpers.mjs';
+import { cap, inline, seedSource } from './helpers.mjs';
 
 const open = (providers, options) =>
   CapabilityGraph.open({ providers, executor: lexicalExecutor(options) });
@@ -136,5 +136,13 @@ test('equal scores are ordered by capability ID', async () => {
   const r = await g.match({ intent: 'export the ledger' });
   assert.deepEqual(r.matches.map((m) => m.id.capabilityId), ['a.export', 'm.export', 'z.export']);
   assert.equal(new Set(r.matches.map((m) => m.confidence)).size, 1);
+  await g.close();
+});
+
+test('the README example: the best match first, what it requires added by resolution', async () => {
+  const g = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+  const r = await g.match({ intent: 'validate the request body before the handler runs', limit: 3 });
+  assert.equal(r.matches[0].qualifiedId, 'seed.http::route.validation');
+  assert.deepEqual(r.resolution.added, ['seed.http::schema.request']);
   await g.close();
 });

@@ -2,9 +2,9 @@
 // (examples/eval-provider: a web application framework; examples/eval-objstore: an object
 // storage SDK and CLI) and their hand-written intents (`intents.json` beside each provider).
 //
-//   node bench/eval-match.mjs                    the tuning half, every size, misses listed
-//   node bench/eval-match.mjs --split=heldout    the held-out half (evaluate it once, at the end)
-//   node bench/eval-match.mjs --split=all        both halves
+//   node bench/eval-match.mjs                    both halves, every size; misses of the tuning half
+//   node bench/eval-match.mjs --split=tune       the tuning half only (what a ranker change is tuned on)
+//   node bench/eval-match.mjs --split=heldout    the held-out half only (its misses are never listed)
 //   node bench/eval-match.mjs --json             JSON summary on stdout
 //   node bench/eval-match.mjs --sizes=small,provider,10k   catalog sizes to run
 //   node bench/eval-match.mjs --min-score=0.2    pass { minScore } to lexicalExecutor
@@ -201,7 +201,7 @@ const isMiss = (r) => (r.expected === null ? r.status !== 'no_match' : r.got[0] 
 
 if (process.argv[1] && import.meta.url === new URL(`file://${path.resolve(process.argv[1])}`).href) {
   const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const splitArg = arg('split') ?? 'tune';
+  const splitArg = arg('split') ?? 'all';
   const splits = splitArg === 'all' ? ['tune', 'heldout'] : [splitArg];
   const sizes = (arg('sizes') ?? SIZES.join(',')).split(',');
   const minScore = arg('min-score') === undefined ? undefined : Number(arg('min-score'));

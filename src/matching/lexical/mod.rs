@@ -28,9 +28,10 @@ const PREFIX_CREDIT: f64 = 0.6;
 const MIN_PREFIX: usize = 4;
 const MIN_PREFIX_SHARE: f64 = 0.5;
 
-/// Inverse document frequency is computed as if the catalog held at least this many
-/// capabilities. In a catalog of three, a word every capability shares is still a word the
-/// request chose; without a floor it would weigh nothing and nothing could be accepted.
+/// For coverage, inverse document frequency is computed as if the catalog held at least this
+/// many capabilities. In a catalog of three, a word every capability shares is still a word the
+/// request chose; without a floor it would weigh nothing and nothing could be accepted. Ranking
+/// uses the catalog's own frequencies: there, a word every capability shares tells nothing.
 const MIN_CATALOG: f64 = 1000.0;
 
 /// A request is never asked to be covered by more than this many of its words (by weight):
@@ -55,7 +56,10 @@ pub(super) struct QueryTerm {
     pub text: String,
     /// The request's word it came from, for reasons.
     pub word: String,
+    /// How much of the request the word is, for coverage (see [`MIN_CATALOG`]).
     pub weight: f64,
+    /// Its inverse document frequency in this catalog, for ranking.
+    pub rank_weight: f64,
     /// Whether it counts towards coverage (a CJK bigram does not: its characters do).
     pub unit: bool,
 }
@@ -91,15 +95,18 @@ pub fn rank(
         sequence.push(term);
     });
     let total_docs: usize = indexes.iter().map(|i| i.documents as usize).sum();
-    let n = (total_docs as f64).max(MIN_CATALOG);
-    let idf = |df: usize| (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+    let idf = |n: f64, df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
     let terms: Vec<QueryTerm> = words
         .into_iter()
-        .map(|(text, word)| QueryTerm {
-            weight: idf(indexes.iter().map(|i| i.df(&text)).sum()),
-            unit: !is_cjk_bigram(&text),
-            text,
-            word,
+        .map(|(text, word)| {
+            let df = indexes.iter().map(|i| i.df(&text)).sum::<usize>() as f64;
+            QueryTerm {
+                weight: idf((total_docs as f64).max(MIN_CATALOG), df),
+                rank_weight: idf(total_docs as f64, df),
+                unit: !is_cjk_bigram(&text),
+                text,
+                word,
+            }
         })
         .collect();
     let intent_weight: f64 = terms.iter().filter(|t| t.unit).map(|t| t.weight).sum();
@@ -234,7 +241,7 @@ fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize,
             };
             let cover = if term.unit { term.weight } else { 0.0 };
             for &(doc, sat) in index.postings(&term.text) {
-                offer(doc, term.weight * f64::from(sat), cover);
+                offer(doc, term.rank_weight * f64::from(sat), cover);
             }
             if term.unit && is_cjk_term(&term.text) {
                 for bigram in terms
@@ -247,9 +254,10 @@ fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize,
                 }
             } else if term.unit && term.text.len() >= MIN_PREFIX {
                 let w = term.weight * PREFIX_CREDIT;
+                let rank = term.rank_weight * PREFIX_CREDIT;
                 for relative in index.prefix_relatives(&term.text, MIN_PREFIX, MIN_PREFIX_SHARE) {
                     for &(doc, sat) in index.postings(relative) {
-                        offer(doc, w * f64::from(sat), w);
+                        offer(doc, rank * f64::from(sat), w);
                     }
                 }
             }
