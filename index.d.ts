@@ -1131,8 +1131,10 @@ export declare class StdioServerTransport {
   close(): Promise<void>;
 }
 
-/** The built-in lexical executor; `minScore` (0–1, default 0.3) is the share of the intent a
- *  capability must cover. Throws `CG_CONFIG_INVALID` for bad options. */
+/** The built-in lexical executor; `minScore` (0–1, default 0.3) is the confidence a capability
+ *  needs: 1 when the request names its dotted ID, otherwise the rarity-weighted share of the
+ *  request's words it contains (at most four words' worth needed; halved for a single shared
+ *  word). Every selection carries a `reason`. Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;
 
 export interface CodexExecutorOptions {
