@@ -86,3 +86,19 @@ test('close() releases every trusted root handle before it resolves', { skip: pr
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test('the engine accounts for the memory its snapshots keep', async () => {
+  const stats = Symbol.for('capability-graph.stats');
+  const definition = (n, text) => ({ providerId: 'acme', name: 'Acme', version: '1', capabilities: Array.from({ length: n }, (_, i) => cap(`c${i}`, { description: text })) });
+  const graph = await CapabilityGraph.open({ providers: [{ definition: definition(50, 'short') }] });
+  const before = graph[stats]();
+  assert.deepEqual(Object.keys(before.providers[0]), ['providerId', 'capabilities', 'snapshotBytes', 'previousSnapshotBytes']);
+  assert.equal(before.providers[0].capabilities, 50);
+  assert.equal(before.providers[0].previousSnapshotBytes, null);
+  await graph.reload({ definitions: { acme: definition(50, 'x'.repeat(2000)) } });
+  const after = graph[stats]().providers[0];
+  assert.equal(after.previousSnapshotBytes, before.providers[0].snapshotBytes);
+  assert.ok(after.snapshotBytes >= before.providers[0].snapshotBytes + 50 * 1990, JSON.stringify(after));
+  await graph.close();
+  assert.throws(() => graph[stats](), (e) => e.code === 'CG_GRAPH_CLOSED');
+});

@@ -595,6 +595,13 @@ class CapabilityGraph {
     return runHosted(this, 'match', query);
   }
 
+  /** The engine's own accounting of the memory its snapshots keep, for benchmarks: `{ providers:
+   *  [{ providerId, capabilities, snapshotBytes, previousSnapshotBytes }] }`. Not public API. */
+  [Symbol.for('capability-graph.stats')]() {
+    if (!isGraph(this)) throw notAGraph('stats');
+    return unwrap(call(() => this.#native.stats()));
+  }
+
   /** Idempotent; never rejects. Calls still waiting for a host component reject CG_GRAPH_CLOSED
    *  and the component's signal is aborted. */
   async close() {

@@ -142,6 +142,26 @@ impl Engine {
             && self.store.snapshots().iter().any(|s| !s.lexical_ready())
     }
 
+    /// What the current snapshots keep in memory, by the engine's own accounting (for the
+    /// bench and for hosts watching their memory): per provider, its capabilities and the heap
+    /// bytes of its current snapshot.
+    pub fn stats(&self) -> Result<String> {
+        let state = self.store.pin()?;
+        let providers: Vec<Value> = state
+            .providers
+            .iter()
+            .map(|(id, slots)| {
+                serde_json::json!({
+                    "providerId": id,
+                    "capabilities": slots.current.capabilities.len(),
+                    "snapshotBytes": crate::snapshot::size::snapshot_bytes(&slots.current),
+                    "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({ "providers": providers }).to_string())
+    }
+
     /// Builds, or waits for, the lexical index of every served snapshot; for the pool.
     pub fn build_indexes(&self) -> Result<String> {
         for s in self.store.pin()?.snapshots() {

@@ -333,6 +333,12 @@ impl NativeGraph {
         })
     }
 
+    /// The engine's own memory accounting (JSON).
+    #[napi]
+    pub fn stats(&self) -> String {
+        outcome(guarded(|| self.engine.stats()))
+    }
+
     /// Whether a `match` now would wait for a lexical index (then `buildIndexes` first).
     #[napi]
     pub fn index_pending(&self) -> bool {

@@ -2,6 +2,7 @@
 //! adjacencies (declared and derived inverse) and the static revision, all built once at load.
 
 pub mod revision;
+pub mod size;
 
 use crate::definitions::model::{KnowledgeRef, ProviderRecord};
 use crate::definitions::ValidatedProvider;
