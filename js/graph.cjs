@@ -330,6 +330,8 @@ function knowledgeAccess(pending, readers, active) {
 /** Pages the engine asks a database adapter for at a time. */
 const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
 const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
+/** Verbs whose work grows with the graph: they run on the libuv pool, never on this thread. */
+const POOL_VERBS = new Set(JSON.parse(native.poolVerbs()));
 
 /** A database read stopped by a bound, deadline or page rule (`reason`, named by the engine). */
 class Stopped {
@@ -524,6 +526,8 @@ class CapabilityGraph {
     isGraph = (value) => value !== null && typeof value === 'object' && #native in value;
     runQuery = (graph, verb, args, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
+      // Work that grows with the graph runs on the pool; a page's worth answers right here.
+      if (POOL_VERBS.has(verb)) return call(() => graph.#native.queryOnPool(verb, args, providerId)).then(unwrap);
       return unwrap(call(() => graph.#native.query(verb, args, providerId)));
     };
     runRead = async (graph, verb, args, providerId) => {
@@ -538,9 +542,9 @@ class CapabilityGraph {
         signal = value;
         return JSON.stringify({ [HOST_KEY]: 'signal' });
       });
-      // The lexical index is built off the JS thread; a match that would need it waits there.
-      while (verb === 'match' && graph.#native.indexPending()) unwrap(await call(() => graph.#native.buildIndexes()));
-      const started = call(() => graph.#native.start(verb, args, providerId));
+      const started = POOL_VERBS.has(verb)
+        ? await call(() => graph.#native.startOnPool(verb, args, providerId))
+        : call(() => graph.#native.start(verb, args, providerId));
       if (typeof started === 'string') return unwrap(started);
       const hosts = graph.#hosts;
       const [kind, runtimeProvider] = started.host.split(':');

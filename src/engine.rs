@@ -22,6 +22,12 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// Verbs whose work can grow with the graph rather than with a page: the binding runs them on
+/// the libuv pool so that the JS thread never waits for them. `match` ranks or lists the whole
+/// scope (and may wait for the lexical index); `export` gathers up to `export.maxNodes`;
+/// `checkDocuments` opens every local document.
+pub const POOL_VERBS: [&str; 3] = ["match", "export", "checkDocuments"];
+
 pub struct Engine {
     store: Store,
     budgets: Budgets,
@@ -107,7 +113,7 @@ impl Engine {
 
     /// With the lexical executor configured, builds the index of every snapshot that lacks
     /// one on a thread of its own: open and reload answer without waiting for it, and the first
-    /// `match` waits for it off the JS thread ([`Engine::build_indexes`]).
+    /// `match` (which starts on the pool, see [`POOL_VERBS`]) waits for it there.
     fn index_in_background(&self) {
         if !matches!(self.executor, Some(Executor::Lexical { .. })) {
             return;
@@ -136,12 +142,6 @@ impl Engine {
         }
     }
 
-    /// Whether a `match` now would have to build (or wait for) a lexical index.
-    pub fn index_pending(&self) -> bool {
-        matches!(self.executor, Some(Executor::Lexical { .. }))
-            && self.store.snapshots().iter().any(|s| !s.lexical_ready())
-    }
-
     /// What the current snapshots keep in memory, by the engine's own accounting (for the
     /// bench and for hosts watching their memory): per provider, its capabilities and the heap
     /// bytes of its current snapshot.
@@ -160,14 +160,6 @@ impl Engine {
             })
             .collect();
         Ok(serde_json::json!({ "providers": providers }).to_string())
-    }
-
-    /// Builds, or waits for, the lexical index of every served snapshot; for the pool.
-    pub fn build_indexes(&self) -> Result<String> {
-        for s in self.store.pin()?.snapshots() {
-            s.lexical();
-        }
-        Ok("null".to_owned())
     }
 
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {

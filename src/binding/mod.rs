@@ -228,6 +228,46 @@ pub fn neighbor_kinds() -> String {
 
 /// Work on the libuv pool (file I/O, reloads, document reads for a component): the JS thread
 /// never waits for it. Resolves the result or an error string.
+/// The verbs the JS layer runs on the pool (JSON list).
+#[napi]
+pub fn pool_verbs() -> String {
+    serde_json::Value::from(crate::engine::POOL_VERBS.to_vec()).to_string()
+}
+
+/// A verb served by a host component, started on the pool: the answer, or the call waiting for
+/// the component.
+pub struct StartTask {
+    engine: Arc<Engine>,
+    request: Option<(String, String, Option<String>)>,
+    started: Option<Result<crate::hostcall::Started>>,
+}
+
+impl Task for StartTask {
+    type Output = ();
+    type JsValue = Either<String, NativeHostCall>;
+
+    fn compute(&mut self) -> napi::Result<()> {
+        let engine = self.engine.clone();
+        let request = self.request.take();
+        self.started = Some(guarded(|| match request {
+            Some((verb, args, bound)) => engine.start(&verb, &args, bound.as_deref()),
+            None => Err(GraphError::new(Code::Internal)),
+        }));
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _: ()) -> napi::Result<Self::JsValue> {
+        Ok(match self.started.take() {
+            Some(Ok(crate::hostcall::Started::Done(json))) => Either::A(json),
+            Some(Ok(crate::hostcall::Started::Ask(call))) => {
+                Either::B(NativeHostCall { call: call.into() })
+            }
+            Some(Err(e)) => Either::A(outcome(Err(e))),
+            None => Either::A(outcome(Err(GraphError::new(Code::Internal)))),
+        })
+    }
+}
+
 pub struct PoolTask(Option<Box<dyn FnOnce() -> Result<String> + Send>>);
 
 impl PoolTask {
@@ -339,17 +379,31 @@ impl NativeGraph {
         outcome(guarded(|| self.engine.stats()))
     }
 
-    /// Whether a `match` now would wait for a lexical index (then `buildIndexes` first).
-    #[napi]
-    pub fn index_pending(&self) -> bool {
-        self.engine.index_pending()
+    /// `query` on the pool, for the verbs of `POOL_VERBS`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn query_on_pool(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+    ) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
+        PoolTask::run(move || engine.query(&verb, &args, bound.as_deref()))
     }
 
-    /// Builds, or waits for, the lexical indexes on the pool.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn build_indexes(&self) -> AsyncTask<PoolTask> {
-        let engine = self.engine.clone();
-        PoolTask::run(move || engine.build_indexes())
+    /// `start` on the pool, for the verbs of `POOL_VERBS`.
+    #[napi(ts_return_type = "Promise<string | NativeHostCall>")]
+    pub fn start_on_pool(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+    ) -> AsyncTask<StartTask> {
+        AsyncTask::new(StartTask {
+            engine: self.engine.clone(),
+            request: Some((verb, args, bound)),
+            started: None,
+        })
     }
 
     #[napi]
