@@ -85,15 +85,18 @@ export interface GraphErrorInit {
 
 /**
  * The one error class: every promise of the package rejects with it, and the few synchronous
- * functions throw it. Branch on `code` and `phase`, never on `message`.
+ * functions throw it. Branch on `code` and `phase`, never on `message`. Its fields are
+ * read-only; `details` is a deeply frozen plain-JSON copy whose strings are at most 128
+ * characters (longer ones are cut and end with `…`).
  */
 export declare class GraphError extends Error {
+  /** Throws `CG_INPUT_INVALID` for an unknown code, phase or action, or details that are not plain JSON. */
   constructor(init: GraphErrorInit);
   readonly name: 'GraphError';
-  code: ErrorCode;
-  phase: Phase;
-  nextAction?: NextAction;
-  details?: ErrorDetails;
+  readonly code: ErrorCode;
+  readonly phase: Phase;
+  readonly nextAction?: NextAction;
+  readonly details?: Readonly<ErrorDetails>;
   toJSON(): GraphErrorJSON;
 }
 
@@ -206,7 +209,16 @@ export type BudgetOverrides = Partial<Record<
   | 'catalog' | 'detail' | 'neighbors' | 'specification' | 'selection' | 'read'
   | 'retrieveCapabilities' | 'queryKnowledge' | 'runtime' | 'resolve' | 'match' | 'export',
   Record<string, number>
->>;
+>> & {
+  /** Deadlines and bounds of host components (SPEC §14 D17), among the fields of their groups. */
+  read?: { readerTimeoutMs?: number; [field: string]: number | undefined };
+  retrieveCapabilities?: { timeoutMs?: number; maxTextBytes?: number; [field: string]: number | undefined };
+  queryKnowledge?: { timeoutMs?: number; maxTextBytes?: number; [field: string]: number | undefined };
+  /** Every read of a database authority: each adapter call within `callTimeoutMs` (30,000), the
+   *  whole read within `readTimeoutMs` (600,000), at most `maxRecords` (2,000,000) capability
+   *  records and `maxBytes` (2,147,483,648) of JSON (records and relation stream items). */
+  database?: { callTimeoutMs?: number; readTimeoutMs?: number; maxRecords?: number; maxBytes?: number };
+};
 
 export interface OpenConfig {
   providers: ProviderSource[];
@@ -601,17 +613,21 @@ export interface KnowledgeReader {
   /**
    * Optional: the document in chunks of at most `chunkBytes`, each with the same `source` (the
    * document's URL) and one non-blank `contentType`; an empty document is one empty chunk.
-   * Page reads use it, so documents of any size can be paged.
+   * Page reads use it, so documents of any size can be paged. The whole stream must end within
+   * `budgets.read.readerTimeoutMs`; `signal` is aborted by then, by the caller's page-read signal
+   * and when `close()` settles the call.
    */
   stream?(
     ref: KnowledgeDocumentRef,
     context: { providerId: string; staticRevision: string },
-    options: { chunkBytes: number; signal?: AbortSignal },
+    options: { chunkBytes: number; signal: AbortSignal },
   ): AsyncIterable<{ bytes: Uint8Array; contentType: string; source: string }>;
+  /** Must settle within `budgets.read.readerTimeoutMs` (10 s), else the document is
+   *  CG_DOCUMENT_UNREADABLE/retry; `signal` is aborted then, and when `close()` settles the call. */
   read(
     ref: KnowledgeDocumentRef,
     context: { providerId: string; staticRevision: string },
-    budget: { maxBytes: number },
+    budget: { maxBytes: number; signal: AbortSignal },
   ): Promise<{ bytes: Uint8Array; contentType: string; source: string; contentId?: string }>;
 }
 
@@ -674,7 +690,7 @@ export interface LexicalExecutor {
 // --- Capability retrieval ------------------------------------------------------------------------
 
 export interface RetrieveCapabilitiesQuery extends ScopedQuery {
-  /** Non-blank. */
+  /** Non-blank, at most `budgets.retrieveCapabilities.maxTextBytes` (4 KiB). */
   text: string;
   /** Default and maximum `budgets.retrieveCapabilities.maxCandidates` (20); larger values are clamped. */
   limit?: number;
@@ -723,14 +739,16 @@ export interface CapabilityRetrievalOutput {
  *  few codes pass through, everything else becomes CG_RETRIEVER_UNAVAILABLE. No deadline is set. */
 export interface CapabilityRetriever {
   id: string;
-  /** `options.signal` is aborted when `close()` settles the pending call. */
+  /** Must settle within `budgets.retrieveCapabilities.timeoutMs` (30 s), else
+   *  CG_RETRIEVER_UNAVAILABLE/retry; `options.signal` is aborted then, and when `close()` settles
+   *  the pending call. */
   retrieve(request: CapabilityRetrievalRequest, options: { signal: AbortSignal }): CapabilityRetrievalOutput | Promise<CapabilityRetrievalOutput>;
 }
 
 // --- Knowledge retrieval -------------------------------------------------------------------------
 
 export interface QueryKnowledgeQuery extends ScopedQuery, DocumentFilters {
-  /** Non-blank. */
+  /** Non-blank, at most `budgets.queryKnowledge.maxTextBytes` (4 KiB). */
   text: string;
   /** 1–32 capabilities (`budgets.queryKnowledge.maxSelected`) whose documents are searched. */
   selected: CapabilityRef[];
@@ -799,6 +817,9 @@ export interface KnowledgeIndexEvidence {
  *  is `{ id, knowledgeId }` and nothing else; the content read is what the evidence and hits are
  *  checked against. */
 export interface KnowledgeRetrievalAccess {
+  /** Aborted when the call is settled without the retriever's answer: past
+   *  `budgets.queryKnowledge.timeoutMs` (30 s, CG_RETRIEVER_UNAVAILABLE/retry) or by `close()`. */
+  readonly signal: AbortSignal;
   /** At most `min(budget.maxBytes, budgets.read.maxResponseBytes)` bytes. */
   read(
     target: { id: CapabilityId; knowledgeId: string },
@@ -840,7 +861,7 @@ export interface KnowledgeRetriever {
 // --- Runtime -------------------------------------------------------------------------------------
 
 export interface QueryRuntimeQuery extends ScopedQuery {
-  /** Non-blank; with `environment` required (CG_RUNTIME_CONTEXT_REQUIRED). */
+  /** Non-blank; with `environment` required (CG_RUNTIME_CONTEXT_REQUIRED); each at most 256 bytes. */
   project: string;
   environment: string;
   /** Only instances of this capability; its provider is the call's provider. */
@@ -953,11 +974,14 @@ export interface DatabasePageRequest {
 
 export interface DatabasePage<T> {
   items: T[];
-  /** Must advance; absent (or null) on the last page. */
+  /** Must advance and come with at least one item (else `invalid_store_page`); absent (or null)
+   *  on the last page. */
   nextCursor?: string | null;
 }
 
-/** One consistent read of a provider: every call must see the same data. */
+/** One consistent read of a provider: every call must see the same data. `provider`,
+ *  `sourceRevision` and `knowledgeRootDir` are read when the view opens and must not change
+ *  before the scans end (else CG_REVISION_MISMATCH, `source_context_changed`). */
 export interface DatabaseReadView {
   /** `provider.json` fields; `providerId` must be the configured one. */
   provider: Omit<InlineProviderDefinition, 'capabilities'>;
@@ -967,8 +991,9 @@ export interface DatabaseReadView {
   knowledgeRootDir?: string;
   /** Capability definitions in strictly increasing `capabilityId` order. */
   scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
-  /** Local capability IDs in ID order: exactly the edges the definitions declare or imply. */
-  /** Endpoints as local IDs or `{ providerId, capabilityId }` of the view's provider, item by item. */
+  /** Endpoints in ID order, as local IDs or `{ providerId, capabilityId }` of the view's provider,
+   *  item by item: exactly the edges the definitions declare or imply (a stream longer than the
+   *  provider's capabilities is `neighbor_stream_unbounded`). */
   neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>;
   /** Called once the view was read, also after a failure. */
   close?(): void | Promise<void>;
@@ -976,7 +1001,9 @@ export interface DatabaseReadView {
 
 /** The authority of a database provider. The engine reads the provider whole through a view at
  *  open and at every reload, and checks it like files plus the scan order and every relation
- *  stream; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through. */
+ *  stream; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through.
+ *  Every call has `budgets.database.callTimeoutMs` and the whole read `readTimeoutMs`; see
+ *  `BudgetOverrides['database']` for its bounds. */
 export interface DatabaseAuthorityAdapter {
   id: string;
   openView(providerId: string): DatabaseReadView | Promise<DatabaseReadView>;
@@ -1018,9 +1045,12 @@ export declare class CapabilityGraph {
   queryKnowledge(query: QueryKnowledgeQuery): Promise<QueryKnowledgePage>;
   /** One page of running instances from one provider's runtime adapter. */
   queryRuntime(query: QueryRuntimeQuery): Promise<QueryRuntimePage>;
-  /** Re-reads providers; a provider's failure is reported in the result, not thrown. */
+  /** Re-reads providers; a provider's failure is reported in the result, not thrown. Reloads run
+   *  one at a time (read, validate, publish), in the order they were called. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
-  /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`. */
+  /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`, and so do calls
+   *  still waiting on host code (readers, retrievers, adapters, the executor, a reload's
+   *  database read), whose signals are aborted. */
   close(): Promise<void>;
 }
 
@@ -1101,8 +1131,33 @@ export declare function createMcpServer(
   options?: McpServerOptions,
 ): import('@modelcontextprotocol/sdk/server/index.js').Server;
 
-/** The built-in lexical executor; `minScore` (0–1, default 0.3) is the share of the intent a
- *  capability must cover. Throws `CG_CONFIG_INVALID` for bad options. */
+export interface StdioServerTransportOptions {
+  /** Default `process.stdin` (a Node.js readable stream). */
+  stdin?: { on(event: string, listener: (...args: any[]) => void): unknown };
+  /** Default `process.stdout` (a Node.js writable stream). */
+  stdout?: { write(chunk: string): boolean; once(event: string, listener: () => void): unknown };
+  /** The longest message line in bytes (default 10 MiB); a longer one is skipped to its newline
+   *  and answered with JSON-RPC error -32600 (id null), and the session goes on. */
+  maxMessageBytes?: number;
+}
+
+/** The MCP stdio transport for `createMcpServer(...).connect(...)`: a bad line is answered
+ *  (-32600 too large or not JSON-RPC, -32700 not JSON) and never ends the session or the
+ *  process. Throws `CG_INPUT_INVALID` for bad options. */
+export declare class StdioServerTransport {
+  constructor(options?: StdioServerTransportOptions);
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: import('@modelcontextprotocol/sdk/types.js').JSONRPCMessage) => void;
+  start(): Promise<void>;
+  send(message: import('@modelcontextprotocol/sdk/types.js').JSONRPCMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The built-in lexical executor; `minScore` (0–1, default 0.3) is the confidence a capability
+ *  needs: 1 when the request names its dotted ID, otherwise the rarity-weighted share of the
+ *  request's words it contains (at most four words' worth needed; halved for a single shared
+ *  word). Every selection carries a `reason`. Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;
 
 export interface CodexExecutorOptions {

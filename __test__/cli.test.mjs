@@ -142,6 +142,40 @@ test('usage errors are CG_INPUT_INVALID in phase config; help and version work e
   }
 });
 
+test('help and help <command> print help and exit 0; so does <command> --help', () => {
+  const p = project();
+  try {
+    const overview = p.run('help');
+    assert.deepEqual([overview.code, overview.stderr], [0, '']);
+    assert.match(overview.stdout, /^capability-graph .*\n\nUsage: capability-graph <command>/);
+    for (const command of ['catalog', 'match', 'doctor', 'help']) {
+      for (const args of [['help', command], [command, '--help']]) {
+        const r = p.run(...args);
+        assert.deepEqual([r.code, r.stderr], [0, ''], args.join(' '));
+        assert.ok(r.stdout.startsWith(`Usage: capability-graph ${command}`), r.stdout);
+        assert.match(r.stdout, /--config FILE/);
+      }
+    }
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('--context __proto__=x reaches match as an own context key, like any key', () => {
+  const p = project();
+  try {
+    const ok = p.run('match', 'validate the request body', '--context', '__proto__=x', '--context', 'constructor=y');
+    assert.equal(ok.code, 0, ok.stderr);
+    // Counted like any key: 32 others plus __proto__ is one too many.
+    const many = Array.from({ length: 32 }, (_, i) => ['--context', `k${i}=v`]).flat();
+    const e = envelope(p.run('match', 'x', ...many, '--context', '__proto__=x'));
+    assert.deepEqual([e.code, e.details], ['CG_CONTEXT_INVALID', { field: 'context', limit: 32 }]);
+    assert.equal(p.run('match', 'x', ...many).code, 0);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('export prints Mermaid, DOT and JSON', () => {
   const p = project();
   try {

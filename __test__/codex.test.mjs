@@ -16,7 +16,8 @@ function setup(mode, extra = {}) {
   const log = path.join(dir, 'calls.jsonl');
   const env = { PATH: process.env.PATH, CODEX_API_KEY: 'test-key', FAKE_CODEX_MODE: mode, FAKE_CODEX_LOG: log, ...extra.env };
   const executor = codexExecutor({ codexPath: FAKE, env, ...(extra.options ?? {}) });
-  const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []);
+  // Only complete lines: the fake CLI may have created the log and not yet written its line.
+  const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l)) : []);
   return { executor, calls, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
-import { rejectsWith, seedRoot, seedSource } from './helpers.mjs';
+import { assertError, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 const KINDS = { parents: 'children', specializes: 'specializedBy', related: 'relatedBy', requires: 'requiredBy' };
 
@@ -220,4 +220,127 @@ test('hosts sharing one database each pick up a committed change on reload', asy
   assert.equal((await hostA.listCatalog()).meta.refreshFailed, true);
   await hostA.close();
   await hostB.close();
+});
+
+// --- deadlines and bounds (budgets.database) ----------------------------------------------
+
+/** A view over the seed database whose calls can be replaced one by one. */
+function viewWith(overrides) {
+  const db = seedDatabase();
+  const adapter = db.adapter();
+  return {
+    db,
+    source: {
+      providerId: 'seed.http',
+      authority: {
+        kind: 'database',
+        adapter: {
+          id: 'tampered',
+          async openView(providerId) {
+            if (overrides.openView) return overrides.openView();
+            const view = await adapter.openView(providerId);
+            // Descriptors, so that an override may be a getter.
+            return Object.defineProperties(view, Object.getOwnPropertyDescriptors(overrides.view?.(view) ?? {}));
+          },
+        },
+      },
+    },
+  };
+}
+
+const never = () => new Promise(() => {});
+let fresh = 0;
+const freshCursor = () => `c${fresh++}`;
+
+test('a database past a deadline or bound fails the read with its reason, never hangs or grows', async () => {
+  const record = JSON.parse(readFileSync(path.join(seedRoot, 'capabilities', readdirSync(path.join(seedRoot, 'capabilities'))[0]), 'utf8'));
+  const cases = [
+    [{ openView: never }, { callTimeoutMs: 20 }, 'database_call_timeout'],
+    [{ view: () => ({ scanCapabilities: never }) }, { callTimeoutMs: 20 }, 'database_call_timeout'],
+    [{ view: () => ({ neighbors: never }) }, { callTimeoutMs: 20 }, 'database_call_timeout'],
+    // Each call answers in time, the whole read does not end.
+    [{ view: () => ({ scanCapabilities: async () => (await new Promise((r) => setTimeout(r, 1)), { items: [record], nextCursor: freshCursor() }) }) }, { readTimeoutMs: 30 }, 'database_read_timeout'],
+    [{ view: () => ({ scanCapabilities: async () => ({ items: [record], nextCursor: freshCursor() }) }) }, { maxRecords: 50 }, 'database_too_many_records'],
+    [{}, { maxBytes: 2000 }, 'database_too_many_bytes'],
+    // Few, huge relation stream items count too.
+    [{ view: () => ({ neighbors: async () => ({ items: ['x'.repeat(1_000_000)] }) }) }, { maxBytes: 3_000_000 }, 'database_too_many_bytes'],
+    [{ view: () => ({ scanCapabilities: async () => ({ items: [], nextCursor: freshCursor() }) }) }, {}, 'invalid_store_page'],
+    [{ view: () => ({ neighbors: async () => ({ items: [], nextCursor: freshCursor() }) }) }, {}, 'invalid_store_page'],
+    [{ view: () => ({ neighbors: async () => ({ items: ['route'], nextCursor: freshCursor() }) }) }, {}, 'neighbor_stream_unbounded'],
+  ];
+  for (const [overrides, database, reason] of cases) {
+    const { source: s } = viewWith(overrides);
+    await rejectsWith(CapabilityGraph.open({ providers: [s], budgets: { database } }), 'CG_CONFIG_INVALID', 'load', 'check_config', { reason });
+  }
+  // At reload: that provider's ok:false entry; the last good snapshot stays.
+  const tamper = {};
+  const { source: s } = viewWith(tamper);
+  const graph = await CapabilityGraph.open({ providers: [s], budgets: { database: { callTimeoutMs: 20 } } });
+  const before = (await graph.listProviders()).items[0].staticRevision;
+  for (const [t, reason] of [
+    [{ openView: never }, 'database_call_timeout'],
+    [{ view: () => ({ scanCapabilities: async () => ({ items: [], nextCursor: freshCursor() }) }) }, 'invalid_store_page'],
+  ]) {
+    Object.assign(tamper, { openView: undefined, view: undefined }, t);
+    const report = await graph.reload();
+    assert.equal(report.ok, false);
+    assertError(report.providers[0].error, 'CG_CONFIG_INVALID', 'load', 'check_config', { reason });
+    assert.equal((await graph.listProviders()).items[0].staticRevision, before);
+  }
+  await graph.close();
+});
+
+test('view fields that change during the read fail it: CG_REVISION_MISMATCH, source_context_changed', async () => {
+  for (const field of ['sourceRevision', 'provider', 'knowledgeRootDir']) {
+    const { source: s } = viewWith({
+      view: (view) => {
+        const scan = view.scanCapabilities;
+        const original = view[field];
+        const changed = { provider: { ...original, name: 'Renamed' }, sourceRevision: 'rev-2', knowledgeRootDir: path.join(seedRoot, 'knowledge') }[field];
+        let scanned = false;
+        return {
+          scanCapabilities: async (page) => ((scanned = true), scan(page)),
+          get [field]() {
+            return scanned ? changed : original;
+          },
+        };
+      },
+    });
+    await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_REVISION_MISMATCH', 'load', 'refresh', { reason: 'source_context_changed' });
+  }
+  // The same provider object changed in place is a changed record too.
+  const { source: s } = viewWith({
+    view: (view) => {
+      const scan = view.scanCapabilities;
+      view.provider = { ...view.provider };
+      return { scanCapabilities: async (page) => ((view.provider.name = 'Mutated'), scan(page)) };
+    },
+  });
+  await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_REVISION_MISMATCH', 'load', 'refresh', { reason: 'source_context_changed' });
+});
+
+test('a relative knowledgeRootDir is taken from the working directory of the moment the view opens', async () => {
+  const cwd = process.cwd();
+  const { source: s } = viewWith({
+    view: (view) => {
+      const scan = view.scanCapabilities;
+      return {
+        knowledgeRootDir: path.basename(seedRoot),
+        scanCapabilities: async (page) => {
+          process.chdir(cwd); // the host moves on while the view is read
+          return scan(page);
+        },
+      };
+    },
+  });
+  process.chdir(path.dirname(seedRoot));
+  let graph;
+  try {
+    graph = await CapabilityGraph.open({ providers: [s] });
+  } finally {
+    process.chdir(cwd);
+  }
+  const read = await graph.readDocuments({ selected: ['seed.http::route.validation'] });
+  assert.equal(read.results[0].ok, true, JSON.stringify(read.results[0]));
+  await graph.close();
 });

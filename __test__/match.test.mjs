@@ -235,13 +235,38 @@ test('lexicalExecutor options are validated; the seed provider matches as docume
   await g.close();
 });
 
-test('the lexical evaluation stays above its measured floor', async () => {
-  const { execFileSync } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const script = fileURLToPath(new URL('../bench/eval-match.mjs', import.meta.url));
-  const { overall } = JSON.parse(execFileSync(process.execPath, [script, '--json'], { encoding: 'utf8' }));
-  assert.ok(overall.shouldMatch >= 50 && overall.shouldNotMatch >= 10, 'a real evaluation set');
-  // Measured 86.4% top-1 and 100% no-match; a ranker change that loses ground fails here.
-  assert.ok(overall.top1Accuracy >= 85, `top-1 ${overall.top1Accuracy}%`);
-  assert.ok(overall.noMatchAccuracy >= 95, `no-match ${overall.noMatchAccuracy}%`);
+test('the lexical evaluation covers two providers, every kind and every catalog size', async () => {
+  const { loadProviders, split, KINDS } = await import('../bench/eval-match.mjs');
+  const intents = split(await loadProviders());
+  assert.ok(intents.length >= 240, `${intents.length} intents`);
+  for (const provider of ['eval.webapp', 'eval.objstore']) {
+    for (const kind of KINDS) {
+      const stratum = intents.filter((i) => i.provider === provider && i.kind === kind);
+      const tune = stratum.filter((i) => i.split === 'tune').length;
+      assert.ok(stratum.length >= 6, `${provider} ${kind}`);
+      assert.equal(tune, Math.ceil(stratum.length / 2), `${provider} ${kind} halved`);
+    }
+  }
+  assert.deepEqual(split(await loadProviders()), intents, 'the split is fixed');
+});
+
+test('the lexical executor holds its floor on the held-out intents at every catalog size', async () => {
+  const { evaluate, SIZES } = await import('../bench/eval-match.mjs');
+  const { report } = await evaluate({ splits: ['heldout'] });
+  // The goals are top-3 >= 97%, top-1 >= 93%, no-match precision and recall >= 95%. Only the
+  // recall is reached: paraphrases that share no word with their capability (a third of the
+  // intents that should match) are answered no_match, which costs top-k and precision alike.
+  // These are the held-out figures as measured (bench/eval-match-final.json); a ranker change
+  // that loses ground fails here.
+  const FLOOR = {
+    small: { top1: 66.9, top3: 66.9, noMatchPrecision: 36.5, noMatchRecall: 100 },
+    provider: { top1: 62.7, top3: 66.1, noMatchPrecision: 65.5, noMatchRecall: 100 },
+    '10k': { top1: 61, top3: 64.4, noMatchPrecision: 61.3, noMatchRecall: 100 },
+  };
+  for (const size of SIZES) {
+    const all = report.find((r) => r.size === size && r.provider === 'all');
+    for (const [measure, floor] of Object.entries(FLOOR[size])) {
+      assert.ok(all[measure] >= floor, `${size} ${measure}: ${all[measure]} < ${floor}`);
+    }
+  }
 });

@@ -150,3 +150,33 @@ test('a cancelled MCP page read aborts the reader it waits for', async () => {
   await server.close();
   await graph.close();
 });
+
+test('MCP answers echo nothing whole: an unknown 1 MiB tool name or resource URI is a small protocol error', async () => {
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+  const { createMcpServer } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  const server = createMcpServer(graph, { documentBodies: true });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  try {
+    const huge = 'h'.repeat(1 << 20);
+    for (const attempt of [
+      () => client.callTool({ name: huge, arguments: {} }),
+      () => client.readResource({ uri: `capability-graph://${huge}` }),
+      () => client.readResource({ uri: `capability-graph://seed.http/specification/${huge}` }),
+    ]) {
+      await assert.rejects(attempt(), (error) => {
+        assert.ok(error.message.length <= 4096, `${error.message.length} characters`);
+        return true;
+      });
+    }
+    const result = await client.callTool({ name: 'list_catalog', arguments: { [huge]: 1, capabilityIdPrefix: huge } });
+    assert.equal(result.isError, true);
+    assert.ok(result.content[0].text.length <= 4096);
+  } finally {
+    await client.close();
+    await server.close();
+    await graph.close();
+  }
+});

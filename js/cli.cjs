@@ -53,6 +53,7 @@ Graph commands
   mcp [--prefix P] [--document-bodies]        serve MCP on stdio
 
 Maintenance
+  help [COMMAND]                              this help, or one command's
   doctor                                      check config, budgets, providers, documents, executor
   init DIR [--provider-id ID] [--dry-run] [--force]
   migrate DIR [--dry-run]                     legacy *.capability.json → directory layout
@@ -69,9 +70,21 @@ function usage(field) {
   return inputInvalid(field, { phase: 'config' });
 }
 
+/** `table[name]` when `name` is one of its own keys (never an Object.prototype member). */
+const own = (table, name) => (table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined);
+
+/** The help of one command: its line of the overview, then the common flags. */
+function commandHelp(command) {
+  const lines = HELP.split('\n');
+  const line = lines.find((l) => l.startsWith(`  ${command} `) || l === `  ${command}`).trim();
+  const common = lines.slice(lines.indexOf('Common flags'));
+  return [`Usage: capability-graph ${line}`, '', ...common].join('\n');
+}
+
 /** Parses argv into { command, args, flags }; any unknown command or flag is a usage error. */
 function parseArgs(argv) {
-  const flags = {};
+  // Keys are flag names from the command line: no prototype to collide with.
+  const flags = Object.create(null);
   const positional = [];
   let command;
   for (let i = 0; i < argv.length; i++) {
@@ -86,19 +99,21 @@ function parseArgs(argv) {
       continue;
     }
     const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
-    const spec = COMMON[name] ?? COMMANDS[command]?.flags[name];
-    if (!spec) throw usage(arg);
+    const flag = `--${name}`;
+    const spec = own(COMMON, name) ?? own(own(COMMANDS, command)?.flags, name);
+    if (!spec) throw usage(flag);
     let value = true;
     if (spec.value) {
       value = inline ?? argv[++i];
-      if (value === undefined) throw usage(arg);
+      // A flag that takes a value never takes an empty one (it would drop what it narrows).
+      if (value === undefined || value === '') throw usage(flag);
       if (spec.number) {
-        if (!/^\d+$/.test(value)) throw usage(arg);
+        if (!/^\d+$/.test(value)) throw usage(flag);
         value = Number(value);
       }
-    } else if (inline !== undefined) throw usage(arg);
+    } else if (inline !== undefined) throw usage(flag);
     if (spec.multi) (flags[name] ??= []).push(value);
-    else if (name in flags) throw usage(arg);
+    else if (name in flags) throw usage(flag);
     else flags[name] = value;
   }
   return { command, args: positional, flags };
@@ -205,7 +220,7 @@ HUMAN.spec = HUMAN.read;
 
 function pins(flags) {
   return {
-    ...(flags.scope ? { requestProviderScope: flags.scope.split(',').filter(Boolean) } : {}),
+    ...(flags.scope ? { requestProviderScope: flags.scope.split(',') } : {}),
     ...(flags.revision ? { requiredStaticRevision: flags.revision } : {}),
   };
 }
@@ -227,7 +242,8 @@ function page(flags, filters) {
 }
 
 function contextOf(pairs = []) {
-  const context = {};
+  // Any 1–64-byte key is a context key, `__proto__` included: an own key, as the SDK passes it.
+  const context = Object.create(null);
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw usage('--context');
@@ -498,7 +514,7 @@ async function migrate(dir, flags) {
 
 async function serveMcp(graph, mcp, flags) {
   const { createMcpServer } = require('./mcp.cjs');
-  const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
+  const { StdioServerTransport } = require('./stdio.cjs');
   const server = createMcpServer(graph, {
     ...mcp,
     ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
@@ -523,11 +539,18 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
       stdout.write(`${VERSION}\n`);
       return 0;
     }
+    if (command === 'help') {
+      const known = (name) => name === 'help' || own(COMMANDS, name) !== undefined;
+      if (args.length > 1 || (args.length === 1 && !known(args[0]))) throw usage(args[args.length - 1]);
+      const topic = args[0] ?? (flags.help ? 'help' : undefined);
+      stdout.write(topic ? commandHelp(topic) : HELP);
+      return 0;
+    }
+    const spec = own(COMMANDS, command);
     if (flags.help || command === undefined) {
-      stdout.write(HELP);
+      stdout.write(spec ? commandHelp(command) : HELP);
       return command === undefined && !flags.help ? 1 : 0;
     }
-    const spec = COMMANDS[command];
     if (!spec) throw usage(command);
     if (args.length < spec.args[0] || args.length > spec.args[1]) throw usage(command);
     if (command === 'init') return report(stdout, flags, await init(args[0], flags));

@@ -2,7 +2,8 @@
 // GraphError and the frozen ErrorCode / Phase / NextAction constants, all taken from the
 // engine's one catalog (so they cannot disagree with it).
 
-const { errorCatalog } = require('../binding.js');
+const { errorCatalog, hostDetails } = require('../binding.js');
+const { toWireJson } = require('./pure-json.cjs');
 
 const catalog = JSON.parse(errorCatalog());
 const byCode = new Map(catalog.codes.map((entry) => [entry.code, entry]));
@@ -13,47 +14,88 @@ const Phase = keyed(catalog.phases);
 const NextAction = keyed(catalog.nextActions);
 
 const FROM_ENGINE = Symbol('fromEngine');
+// Set in the class body, where its private brand is visible.
+let isGraphError;
 
 /** CG_INPUT_INVALID for `field`; `more` may give the phase and further details (e.g. `expected`). */
 function inputInvalid(field, { phase, ...details } = {}) {
   return new GraphError({ code: 'CG_INPUT_INVALID', ...(phase ? { phase } : {}), details: { field, ...details } });
 }
 
+/** `value` and everything in it frozen (it is plain JSON). */
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /**
- * The one error class of the package. Branch on `code` and `phase`, never on `message`.
+ * The fields of `init` as plain JSON, read once by the pure-JSON walk (a getter or a Proxy is
+ * never invoked), with `details` copied and every string in them cut by the engine's rule.
+ */
+function hostFields(init) {
+  // Another GraphError is taken as its JSON.
+  const fields = JSON.parse(toWireJson(isGraphError(init) ? init.toJSON() : init));
+  if (fields === null || typeof fields !== 'object' || Array.isArray(fields) || '$cgNonJson' in fields) throw inputInvalid('$');
+  if (!(typeof fields.code === 'string' && byCode.has(fields.code))) throw inputInvalid('code');
+  if (fields.phase !== undefined && !Object.hasOwn(Phase, fields.phase)) throw inputInvalid('phase');
+  if (fields.nextAction !== undefined && !Object.hasOwn(NextAction, fields.nextAction)) throw inputInvalid('nextAction');
+  if (fields.message !== undefined && typeof fields.message !== 'string') throw inputInvalid('message');
+  if (fields.details !== undefined) {
+    const details = hostDetails(JSON.stringify(fields.details));
+    if (details === null) throw inputInvalid('details');
+    fields.details = JSON.parse(details);
+  }
+  return fields;
+}
+
+const readOnly = (object, name, value) => Object.defineProperty(object, name, { value, enumerable: true, writable: false, configurable: false });
+
+/**
+ * The one error class of the package. Branch on `code` and `phase`, never on `message`. Its
+ * fields are read-only and its `details` a frozen copy.
  */
 class GraphError extends Error {
+  /** Present on every GraphError: what `toJSON` checks its receiver by (a brand, not a field). */
+  #brand;
+
   constructor(init, fromEngine) {
-    const fields = init !== null && typeof init === 'object' ? init : {};
+    const fields = fromEngine === FROM_ENGINE ? init : hostFields(init);
     const entry = byCode.get(fields.code);
-    if (fromEngine !== FROM_ENGINE) {
-      if (entry === undefined) throw inputInvalid('code');
-      if (fields.phase !== undefined && !(fields.phase in Phase)) throw inputInvalid('phase');
-      if (fields.nextAction !== undefined && !(fields.nextAction in NextAction)) {
-        throw inputInvalid('nextAction');
-      }
-      if (fields.message !== undefined && typeof fields.message !== 'string') throw inputInvalid('message');
-    }
     super(fields.message ?? entry.messages[0]);
     Object.defineProperty(this, 'name', { value: 'GraphError', enumerable: false, configurable: true, writable: true });
-    this.code = fields.code;
-    this.phase = fields.phase ?? entry.phase;
+    readOnly(this, 'code', fields.code);
+    readOnly(this, 'phase', fields.phase ?? entry.phase);
     const action = fromEngine === FROM_ENGINE ? fields.nextAction : fields.nextAction ?? entry.nextAction;
-    if (action !== undefined && action !== null) this.nextAction = action;
-    if (fields.details !== undefined) this.details = fields.details;
+    if (action !== undefined && action !== null) readOnly(this, 'nextAction', action);
+    if (fields.details !== undefined) readOnly(this, 'details', deepFreeze(fields.details));
   }
 
   /** `{ code, phase, message, nextAction?, details? }`, in that order. */
   toJSON() {
+    if (!isGraphError(this)) throw inputInvalid('this');
     const json = { code: this.code, phase: this.phase, message: this.message };
     if (this.nextAction !== undefined) json.nextAction = this.nextAction;
     if (this.details !== undefined) json.details = this.details;
     return json;
   }
 
+  static {
+    isGraphError = (value) => value !== null && typeof value === 'object' && #brand in value;
+  }
+
   /** @internal An error the engine reported, as its JSON text. */
   static fromJSON(text) {
-    return new GraphError(JSON.parse(text), FROM_ENGINE);
+    let init;
+    try {
+      init = typeof text === 'string' ? JSON.parse(text) : undefined;
+    } catch {
+      // Not the engine's JSON: reported below.
+    }
+    if (init === null || typeof init !== 'object' || !byCode.has(init.code)) throw inputInvalid('text');
+    return new GraphError(init, FROM_ENGINE);
   }
 }
 

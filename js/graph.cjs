@@ -4,7 +4,7 @@
 
 const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError, inputInvalid } = require('./errors.cjs');
-const { toWireJson, HOST_KEY } = require('./pure-json.cjs');
+const { toWireJson, ownValue, HOST_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
@@ -12,6 +12,11 @@ let runQuery;
 let runRead;
 let runHosted;
 let graphOf;
+let isGraph;
+let isBound;
+
+/** The error of `verb` called on something that is not its graph (a detached method). */
+const notAGraph = (verb) => GraphError.fromJSON(native.receiverInvalid(verb));
 
 /** Where host objects may sit in an open config: [path pattern, …]. */
 const HOST_SLOTS = [
@@ -107,65 +112,94 @@ function thrownFields(error) {
   }
 }
 
+/** Why `bounded` stopped waiting for a host component (never a value a component can throw). */
+const TIMED_OUT = Symbol('timedOut');
+const CANCELLED = Symbol('cancelled');
+const CLOSED = Symbol('closed');
+
 /**
- * Runs the host component a pending call waits for. The first of its answer, the deadline, the
- * caller's abort and close() (for `active` calls) settles the call; the component's own signal is
- * aborted in the last three and a late answer is discarded. Every outcome is judged by the engine.
+ * Calls a host component with an AbortSignal of its own: `invoke(signal)`. Settles with its
+ * answer, or rejects with what the component threw, with TIMED_OUT past `timeoutMs`, with
+ * CANCELLED when the caller's `signal` aborts, or with CLOSED when close() ends the `active`
+ * calls. Unless the component answered, its signal is aborted; a late answer is discarded.
+ * Every wait on host code goes through here, so every such wait settles.
  */
-function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued } = {}) {
+function bounded(invoke, { timeoutMs, signal, active } = {}) {
   return new Promise((resolve, reject) => {
     const controller = new AbortController();
     let settled = false;
     let timer;
-    const settle = (abortComponent, fn) => {
+    const settle = (ok, value) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       active?.delete(entry);
-      if (abortComponent) controller.abort();
-      fn();
+      if (!ok) controller.abort();
+      (ok ? resolve : reject)(value);
     };
-    const fail = (code, action) => settle(true, () => reject(failure(pending.fail(code, action))));
-    const onAbort = () => fail('CG_MODEL_CANCELLED');
-    const entry = { close: () => settle(true, () => reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }))) };
+    const onAbort = () => settle(false, CANCELLED);
+    const entry = { close: () => settle(false, CLOSED) };
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    if (pending.timeoutMs != null) timer = setTimeout(() => fail(timeoutCode), pending.timeoutMs);
+    if (timeoutMs != null) timer = setTimeout(() => settle(false, TIMED_OUT), timeoutMs);
     active?.add(entry);
     let answer;
     try {
-      answer = invoke(JSON.parse(pending.request), controller.signal);
+      answer = invoke(controller.signal);
     } catch (error) {
-      return fail(...thrownFields(error));
+      return settle(false, error);
     }
-    Promise.resolve(answer)
-      .then(async (output) => {
-        await prepare?.();
-        return output;
-      })
-      .then(
-        (output) =>
-          settle(false, () => {
-            try {
-              resolve(unwrap(pending.finish(toWireJson(output))));
-            } catch (error) {
-              reject(error);
-            }
-          }),
-        // An error the engine itself raised during the call (issued) travels unchanged.
-        (error) => (issued?.has(error) ? settle(true, () => reject(error)) : fail(...thrownFields(error))),
-      );
+    Promise.resolve(answer).then(
+      (value) => settle(true, value),
+      (error) => settle(false, error),
+    );
   });
+}
+
+const closedError = () => new GraphError({ code: 'CG_GRAPH_CLOSED' });
+/** The engine's error for a page read its caller's signal aborted. */
+const pageReadAborted = () => failure(native.pageReadAborted());
+
+/**
+ * Runs the host component a pending call waits for. The first of its answer, the deadline, the
+ * caller's abort and close() (for `active` calls) settles the call; every outcome is judged by
+ * the engine. `prepare` runs after the answer, still within the deadline. An error the engine
+ * issued during the call (`issued`: error → its JSON) that comes back is replaced by the
+ * engine's own copy, whatever the component changed on it.
+ */
+async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued } = {}) {
+  const request = JSON.parse(pending.request);
+  let output;
+  try {
+    output = await bounded(
+      async (own) => {
+        const answer = await invoke(request, own);
+        await prepare?.();
+        return answer;
+      },
+      { timeoutMs: pending.timeoutMs, signal, active },
+    );
+  } catch (error) {
+    if (error === CLOSED) throw closedError();
+    if (error === CANCELLED) throw failure(pending.fail('CG_MODEL_CANCELLED'));
+    if (error === TIMED_OUT) throw failure(pending.fail(timeoutCode));
+    const issuedJson = issued?.get(error);
+    if (issuedJson !== undefined) throw GraphError.fromJSON(issuedJson);
+    throw failure(pending.fail(...thrownFields(error)));
+  }
+  return unwrap(pending.finish(toWireJson(output)));
 }
 
 /**
  * Asks the host's readers for one URL document: the first reader whose canRead accepts it
- * reads it. What comes back is passed to the engine unjudged; the engine validates it.
+ * reads it, within `request.timeoutMs` (`read.readerTimeoutMs`); past it the document is
+ * unreadable. What comes back is passed to the engine unjudged; the engine validates it.
+ * close() ends the read (CG_GRAPH_CLOSED for the whole call).
  */
-async function askReaders(readers, request, bodies, signal) {
+async function askReaders(readers, request, bodies, { active, signal } = {}) {
   const answer = { key: request.key };
-  const failed = (error) => ({ ...answer, kind: 'failed', code: typeof error?.code === 'string' ? error.code : null });
+  const failed = (error) => ({ ...answer, kind: 'failed', code: thrownFields(error)[0] ?? null });
   for (const reader of readers) {
     let accepts;
     try {
@@ -174,12 +208,19 @@ async function askReaders(readers, request, bodies, signal) {
       return failed(error);
     }
     if (!accepts) continue;
-    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, signal);
+    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, { active, signal });
     let out;
     try {
-      out = await reader.read(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, { maxBytes: request.maxBytes, ...(signal ? { signal } : {}) });
+      const context = { providerId: request.providerId, staticRevision: request.staticRevision };
+      out = await bounded((own) => reader.read(request.ref, context, { maxBytes: request.maxBytes, signal: own }), {
+        timeoutMs: request.timeoutMs,
+        signal,
+        active,
+      });
     } catch (error) {
-      return failed(error);
+      if (error === CLOSED) throw closedError();
+      if (error === CANCELLED) throw pageReadAborted();
+      return failed(error === TIMED_OUT ? undefined : error);
     }
     const field = (name) => {
       try {
@@ -189,7 +230,12 @@ async function askReaders(readers, request, bodies, signal) {
       }
     };
     let buffer = null;
-    if (out?.bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength)) - 1;
+    try {
+      const bytes = out?.bytes;
+      if (bytes instanceof Uint8Array) buffer = bodies.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) - 1;
+    } catch {
+      // Unreadable bytes are no bytes: the engine reports the broken contract.
+    }
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
@@ -198,9 +244,11 @@ async function askReaders(readers, request, bodies, signal) {
 /**
  * A page read of a URL document through the reader's `stream()`: every chunk goes to the
  * engine's stream check as it arrives (which hashes the whole document and keeps the page);
- * a refused chunk ends the stream, and returning the iterator lets the reader release it.
+ * a refused chunk ends the stream, and returning the iterator lets the reader release it. The
+ * whole stream is one reader call: the reader deadline, the caller's `signal` and close() bound
+ * it like a `read()`, and a stream stopped by them is abandoned (its signal aborted).
  */
-async function streamReader(reader, request, bodies, failed, signal) {
+async function streamReader(reader, request, bodies, failed, { active, signal } = {}) {
   const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
   const field = (chunk, name) => {
     try {
@@ -209,21 +257,28 @@ async function streamReader(reader, request, bodies, failed, signal) {
       return undefined;
     }
   };
+  const context = { providerId: request.providerId, staticRevision: request.staticRevision };
   try {
-    const options = { chunkBytes: request.stream.chunkBytes, ...(signal ? { signal } : {}) };
-    const chunks = reader.stream(request.ref, { providerId: request.providerId, staticRevision: request.staticRevision }, options);
-    for await (const chunk of chunks) {
-      if (signal?.aborted) break;
-      let bytes;
-      try {
-        if (chunk?.bytes instanceof Uint8Array) bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
-      } catch {
-        bytes = undefined;
-      }
-      if (!check.push(bytes, field(chunk, 'contentType'), field(chunk, 'source'))) break;
-    }
+    await bounded(
+      async (own) => {
+        const chunks = reader.stream(request.ref, context, { chunkBytes: request.stream.chunkBytes, signal: own });
+        for await (const chunk of chunks) {
+          if (own.aborted) break;
+          let bytes;
+          try {
+            if (chunk?.bytes instanceof Uint8Array) bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+          } catch {
+            bytes = undefined;
+          }
+          if (!check.push(bytes, field(chunk, 'contentType'), field(chunk, 'source'))) break;
+        }
+      },
+      { timeoutMs: request.timeoutMs, signal, active },
+    );
   } catch (error) {
-    return failed(error);
+    if (error === CLOSED) throw closedError();
+    if (error === CANCELLED) throw pageReadAborted();
+    return failed(error === TIMED_OUT ? undefined : error);
   }
   const answer = JSON.parse(check.finish());
   return { key: request.key, ...answer, buffer: bodies.push(check.window()) - 1 };
@@ -237,50 +292,57 @@ const MAX_READ_ROUNDS = 4;
  * bodies)` answers the result, or `?` + the reads it still needs, which the readers answer for
  * the next round.
  */
-async function withReaders(send, readers, phase, signal) {
+async function withReaders(send, readers, phase, { active, signal } = {}) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const text = await call(() => send(answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
-    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, signal));
+    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, { active, signal }));
   }
   throw new GraphError({ code: 'CG_INTERNAL', phase });
 }
 
 /** Asks a pending host call `question` (JSON text); the engine may need the host's readers. */
-const askEngine = (pending, question, readers) =>
-  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query');
+const askEngine = (pending, question, readers, active) =>
+  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query', { active });
 
 /**
  * The `access` a knowledge retriever receives: reads of its targets through the engine, which
  * checks each target and records the content it served. Each read or scan is numbered as it
  * starts; when the retriever settles the engine is told how many started, so those may still
- * finish (the answer waits for them in `prepare`) while any started later expires. `prepare`
- * then has the engine read every target not read yet. `close()` of the graph rejects the
- * operations still in flight with CG_GRAPH_CLOSED.
+ * finish (the answer waits for them in `prepare`, at most the reader deadline) while any started
+ * later expires. `prepare` then has the engine read every target not read yet. `close()` of the
+ * graph rejects the operations still in flight with CG_GRAPH_CLOSED. `signal` is the
+ * retriever's own, aborted when its call is settled without its answer.
  */
 function knowledgeAccess(pending, readers, active) {
   const inFlight = new Set();
-  const issued = new WeakSet();
+  // What the engine raises here, as it raised it: a retriever rethrowing it gets the caller the
+  // engine's copy, never the object the retriever may have changed.
+  const issued = new WeakMap();
   let unread;
+  let readerTimeoutMs;
   let started = 0;
   let closed = false;
   const closing = new Set();
+  // Ends the operations still in flight with `error`; they ask the engine nothing more.
+  const stop = (error) => {
+    closed = true;
+    for (const reject of [...closing]) reject(error);
+  };
   const entry = {
     close: () => {
-      closed = true;
       active.delete(entry);
-      for (const reject of [...closing]) reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }));
+      stop(closedError());
     },
   };
-  // What the engine raises here reaches the caller unchanged if the retriever rethrows it.
   const engine = (question) =>
-    askEngine(pending, question, readers).catch((error) => {
-      if (error instanceof GraphError) issued.add(error);
+    askEngine(pending, question, readers, active).catch((error) => {
+      if (error instanceof GraphError) issued.set(error, JSON.stringify(error.toJSON()));
       throw error;
     });
-  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${JSON.stringify(extra).slice(1)}`;
+  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${toWireJson(extra).slice(1)}`;
   const operation = (run) => {
     const id = ++started;
     let reject;
@@ -301,19 +363,25 @@ function knowledgeAccess(pending, readers, active) {
     promise.then(done, done);
     return promise;
   };
-  const api = Object.freeze({
+  const api = (signal) => Object.freeze({
+    signal,
     read(target, budget) {
       return operation(async (ask) => {
-        const out = await ask('read', target, { maxBytes: budget?.maxBytes ?? null });
+        const maxBytes = budget === undefined ? { value: undefined } : ownValue(budget, 'maxBytes');
+        if (maxBytes === undefined) throw inputInvalid('budget', { phase: 'query', expected: '{ maxBytes? }' });
+        const out = await ask('read', target, { maxBytes: maxBytes.value ?? null });
         return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
       });
     },
     scan(target, consume, options) {
       return operation(async (ask) => {
         if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
-        const signal = options?.signal;
+        const read = (key) => (options === undefined ? { value: undefined } : ownValue(options, key));
+        const [signalOption, chunkOption] = [read('signal'), read('chunkBytes')];
+        if (signalOption === undefined || chunkOption === undefined) throw inputInvalid('options', { phase: 'query', expected: '{ signal?, chunkBytes? }' });
+        const signal = signalOption.value;
         if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
-        const chunkBytes = options?.chunkBytes ?? null;
+        const chunkBytes = chunkOption.value ?? null;
         const out = await ask('scan', target, { chunkBytes });
         // Chunks of at most chunkBytes, cut on character boundaries, in order.
         for (let offset = 0; offset < out.totalBytes; ) {
@@ -330,10 +398,19 @@ function knowledgeAccess(pending, readers, active) {
     api,
     issued,
     expire: () => {
-      unread = unwrap(call(() => pending.expire(started))).unread;
+      ({ unread, readerTimeoutMs } = unwrap(call(() => pending.expire(started))));
     },
     prepare: async () => {
-      await Promise.allSettled([...inFlight]);
+      // Reads the retriever started but did not await get the reader deadline to finish; past
+      // it the retriever's call fails like one past its own deadline.
+      if (inFlight.size > 0) {
+        try {
+          await bounded(() => Promise.allSettled([...inFlight]), { timeoutMs: readerTimeoutMs });
+        } catch (error) {
+          if (error === TIMED_OUT) stop(failure(pending.fail()));
+          throw error;
+        }
+      }
       if (unread === 0) return; // every target was read while the retriever ran
       await engine('{"op":"rest"}');
     },
@@ -343,12 +420,25 @@ function knowledgeAccess(pending, readers, active) {
 /** Pages the engine asks a database adapter for at a time. */
 const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
 const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
+/** Verbs whose work grows with the graph: they run on the libuv pool, never on this thread. */
+const POOL_VERBS = new Set(JSON.parse(native.poolVerbs()));
+
+/** A database read stopped by a bound, deadline or page rule (`reason`, named by the engine). */
+class Stopped {
+  constructor(reason) {
+    this.reason = reason;
+  }
+}
+
+/** The UTF-8 size of a record as JSON. */
+const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value) ?? '');
 
 /**
- * Every page of a paged adapter call. A page over its limit, or a cursor seen before (a loop
- * that would never end), breaks the contract.
+ * Every page of a paged adapter call; `take(items)` counts what each page brings. A page over
+ * its limit, or a cursor seen before (a loop that would never end), breaks the contract; a page
+ * that carries a cursor must carry an item, so every page moves the read on.
  */
-async function allPages(fetch) {
+async function allPages(fetch, take) {
   const items = [];
   const seen = new Set();
   let cursor;
@@ -357,51 +447,115 @@ async function allPages(fetch) {
     if (page === null || typeof page !== 'object' || !Array.isArray(page.items) || page.items.length > DATABASE_PAGE.limit) {
       throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
     }
+    take(page.items);
     items.push(...page.items);
     if (page.nextCursor === undefined || page.nextCursor === null) return items;
+    if (page.items.length === 0) throw new Stopped('invalid_store_page');
     if (typeof page.nextCursor !== 'string' || seen.has(page.nextCursor)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
     seen.add(page.nextCursor);
     cursor = page.nextCursor;
   }
 }
 
+/** The view fields that describe the source, as plain JSON (compared by the engine). */
+function sourceContext(view) {
+  return JSON.parse(toWireJson({ provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir }));
+}
+
 /**
- * Reads one provider whole from a database authority: the provider record, every capability
- * record (scan order), and each capability's eight relation streams. The engine validates all
- * of it; a failure travels as its `code` only.
+ * Reads one provider whole through an open view: the provider record, every capability record
+ * (scan order), and each capability's eight relation streams, within `budgets.database`: each
+ * adapter call within `callTimeoutMs`, at most `maxRecords` records and `maxBytes` of JSON. The
+ * view's source fields are read when it opens and again after the scans. `signal` aborts
+ * when the whole read is past its deadline.
  */
-async function readDatabase(adapter, providerId) {
+async function readView(adapter, providerId, budgets, active, signal) {
+  const step = async (invoke) => {
+    if (signal.aborted) throw new Stopped('database_read_timeout');
+    try {
+      return await bounded(invoke, { timeoutMs: budgets.callTimeoutMs, active });
+    } catch (error) {
+      if (error === TIMED_OUT) throw new Stopped('database_call_timeout');
+      throw error;
+    }
+  };
   let view;
   try {
-    view = await adapter.openView(providerId);
-    const capabilities = await allPages((cursor) => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) }));
+    view = await step(() => adapter.openView(providerId));
+    const opened = sourceContext(view);
+    const cwd = process.cwd();
+    let records = 0;
+    let bytes = jsonBytes(opened.provider);
+    // Everything read counts against maxBytes: records and relation stream items alike.
+    const countBytes = (items) => {
+      for (const item of items) bytes += jsonBytes(item);
+      if (bytes > budgets.maxBytes) throw new Stopped('database_too_many_bytes');
+    };
+    const countRecords = (items) => {
+      records += items.length;
+      if (records > budgets.maxRecords) throw new Stopped('database_too_many_records');
+      countBytes(items);
+    };
+    const capabilities = await allPages(
+      (cursor) => step(() => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) })),
+      countRecords,
+    );
     const streams = {};
     for (const record of capabilities) {
       const id = record?.capabilityId;
       if (typeof id !== 'string') continue;
       streams[id] = {};
       for (const kind of NEIGHBOR_KINDS) {
-        streams[id][kind] = await allPages((cursor) => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) }));
+        // A stream never lists more capabilities than the provider has.
+        let listed = 0;
+        const countNeighbors = (items) => {
+          listed += items.length;
+          if (listed > capabilities.length) throw new Stopped('neighbor_stream_unbounded');
+          countBytes(items);
+        };
+        streams[id][kind] = await allPages(
+          (cursor) => step(() => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) })),
+          countNeighbors,
+        );
       }
     }
-    return { provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir, capabilities, streams };
-  } catch (error) {
-    return { failed: { code: thrownFields(error)[0] ?? null } };
+    return { ...opened, cwd, capabilities, streams, after: sourceContext(view) };
   } finally {
-    try {
-      await view?.close?.();
-    } catch {
-      // Releasing a view cannot change what was read.
+    if (typeof view?.close === 'function') {
+      // Releasing a view cannot change what was read; it is bounded like every adapter call.
+      await bounded(() => view.close(), { timeoutMs: budgets.callTimeoutMs, active }).catch(() => {});
     }
   }
 }
 
+/**
+ * Reads one provider from a database authority within `budgets.database.readTimeoutMs`. The
+ * engine validates all of it; a failure travels as its `code`, or the `reason` a bound stopped
+ * it for. close() ends the read (CG_GRAPH_CLOSED).
+ */
+async function readDatabase(adapter, providerId, budgets, active) {
+  try {
+    return await bounded((signal) => readView(adapter, providerId, budgets, active, signal), { timeoutMs: budgets.readTimeoutMs, active });
+  } catch (error) {
+    if (error === CLOSED) throw closedError();
+    if (error === TIMED_OUT) return { failed: { reason: 'database_read_timeout' } };
+    if (error instanceof Stopped) return { failed: { reason: error.reason } };
+    return { failed: { code: thrownFields(error)[0] ?? null } };
+  }
+}
+
 /** Reads the database authorities `sources` ([{ providerId, handle }]) for the engine (JSON). */
-async function readDatabases(sources, hosts) {
+async function readDatabases(sources, hosts, budgets, active) {
   if (sources.length === 0) return undefined;
   const reads = {};
-  for (const { providerId, handle } of sources) reads[providerId] = await readDatabase(hosts.all[handle], providerId);
+  for (const { providerId, handle } of sources) reads[providerId] = await readDatabase(hosts.all[handle], providerId, budgets, active);
   return toWireJson(reads);
+}
+
+/** The one provider a reload's options (wire JSON) name, if any. */
+function reloadTarget(args) {
+  const options = JSON.parse(args);
+  return options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
 }
 
 // An omitted argument means {}; null is never "omitted".
@@ -422,7 +576,7 @@ function readArgs(verb, query) {
 
 /** Settles with the engine's "aborted" error as soon as `signal` aborts; a later result is dropped. */
 function abortable(signal, start) {
-  const aborted = () => failure(native.pageReadAborted());
+  const aborted = pageReadAborted;
   if (signal === undefined) return start();
   if (signal.aborted) return Promise.reject(aborted());
   return new Promise((resolve, reject) => {
@@ -452,8 +606,11 @@ const BINARY_VERBS = ['getCapabilities', 'getNeighbors'];
 class CapabilityGraph {
   #native;
   #hosts;
-  /** Matches waiting for the host's executor; close() ends them. */
+  /** Calls waiting for a host component (executor, retrievers, adapters, readers, databases);
+   *  close() settles them. */
   #active = new Set();
+  /** The reload running now (reloads are serial: read, validate, publish). */
+  #reloading = Promise.resolve();
 
   /** @internal Use `CapabilityGraph.open()`. */
   constructor(token, nativeGraph, hosts) {
@@ -468,29 +625,47 @@ class CapabilityGraph {
     const wired = wireConfig(config, hosts);
     // Database authorities are read whole before the engine loads them (config errors first).
     hosts.databases = unwrap(call(native.databaseSources, wired));
-    const opened = await call(native.open, wired, await readDatabases(hosts.databases, hosts));
+    const { sources, budgets } = hosts.databases;
+    const opened = await call(native.open, wired, await readDatabases(sources, hosts, budgets));
     if (typeof opened === 'string') unwrap(opened);
     return new CapabilityGraph(CONSTRUCT, opened, hosts);
   }
 
   /** A facade bound to one provider: local capability IDs, no request scope. */
   forProvider(providerId) {
+    if (!isGraph(this)) throw notAGraph('forProvider');
     const id = unwrap(call(() => this.#native.checkBound(toWireJson(providerId))));
     return new BoundProviderGraph(CONSTRUCT, this, id);
   }
 
   static {
-    runQuery = (graph, verb, args, providerId) => unwrap(call(() => graph.#native.query(verb, args, providerId)));
-    runRead = (graph, verb, args, signal, providerId) =>
-      abortable(signal, () => withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', signal));
+    // A brand check: true only for a graph this class made (never for a Proxy of one).
+    isGraph = (value) => value !== null && typeof value === 'object' && #native in value;
+    runQuery = (graph, verb, args, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
+      // Work that grows with the graph runs on the pool; a page's worth answers right here.
+      if (POOL_VERBS.has(verb)) return call(() => graph.#native.queryOnPool(verb, args, providerId)).then(unwrap);
+      return unwrap(call(() => graph.#native.query(verb, args, providerId)));
+    };
+    // A page read's signal bounds the host reads with the reader deadline; aborted, the call
+    // settles at once.
+    runRead = async (graph, verb, query, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
+      const [args, signal] = readArgs(verb, query);
+      const active = graph.#active;
+      return abortable(signal, () => withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', { active, signal }));
+    };
     runHosted = async (graph, verb, query, providerId) => {
+      if (!isGraph(graph)) throw notAGraph(verb);
       let signal;
       const args = toWireJson(query === undefined ? {} : query, (value, path) => {
         if (verb !== 'match' || path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
         signal = value;
         return JSON.stringify({ [HOST_KEY]: 'signal' });
       });
-      const started = call(() => graph.#native.start(verb, args, providerId));
+      const started = POOL_VERBS.has(verb)
+        ? await call(() => graph.#native.startOnPool(verb, args, providerId))
+        : call(() => graph.#native.start(verb, args, providerId));
       if (typeof started === 'string') return unwrap(started);
       const hosts = graph.#hosts;
       const [kind, runtimeProvider] = started.host.split(':');
@@ -509,7 +684,7 @@ class CapabilityGraph {
       }
       if (kind === 'knowledgeRetriever') {
         const access = knowledgeAccess(started, hosts.readers, active);
-        const invoke = (request) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api)).finally(access.expire);
+        const invoke = (request, own) => Promise.resolve().then(() => hosts.knowledgeRetriever.retrieve(request, access.api(own))).finally(access.expire);
         return runHost(started, invoke, { active, prepare: access.prepare, issued: access.issued });
       }
       const adapter = hosts.runtime.get(runtimeProvider);
@@ -518,12 +693,26 @@ class CapabilityGraph {
     };
   }
 
-  /** Re-reads providers; resolves a report, never rejects for a provider's failure. */
+  /** Re-reads providers; resolves a report, never rejects for a provider's failure. One reload
+   *  runs at a time, from its reads to its publication, so the last one started publishes last. */
   async reload(options) {
-    const only = options !== null && typeof options === 'object' && typeof options.providerId === 'string' ? options.providerId : undefined;
-    const sources = (this.#hosts.databases ?? []).filter((s) => only === undefined || s.providerId === only);
-    const databases = this.#native.isClosed() ? undefined : await readDatabases(sources, this.#hosts);
-    return unwrap(await call(() => this.#native.reload(wire(options), databases)));
+    if (!isGraph(this)) throw notAGraph('reload');
+    // The options are read once, by the pure-JSON walk; the engine judges them.
+    const args = wire(options);
+    const turn = this.#reloading.then(() => this.#reloadNow(args));
+    this.#reloading = turn.then(
+      () => {},
+      () => {},
+    );
+    return turn;
+  }
+
+  async #reloadNow(args) {
+    const only = reloadTarget(args);
+    const { sources, budgets } = this.#hosts.databases;
+    const chosen = sources.filter((s) => only === undefined || s.providerId === only);
+    const databases = this.#native.isClosed() ? undefined : await readDatabases(chosen, this.#hosts, budgets, this.#active);
+    return unwrap(await call(() => this.#native.reload(args, databases)));
   }
 
   /** Turns an intent into capabilities with the configured executor. */
@@ -531,8 +720,17 @@ class CapabilityGraph {
     return runHosted(this, 'match', query);
   }
 
-  /** Idempotent; never rejects. Matches still waiting for an executor reject CG_GRAPH_CLOSED. */
+  /** The engine's own accounting of the memory its snapshots keep, for benchmarks: `{ providers:
+   *  [{ providerId, capabilities, snapshotBytes, previousSnapshotBytes }] }`. Not public API. */
+  [Symbol.for('capability-graph.stats')]() {
+    if (!isGraph(this)) throw notAGraph('stats');
+    return unwrap(call(() => this.#native.stats()));
+  }
+
+  /** Idempotent; never rejects. Calls still waiting for a host component reject CG_GRAPH_CLOSED
+   *  and the component's signal is aborted. */
   async close() {
+    if (!isGraph(this)) return; // nothing to release (D13)
     for (const pending of [...this.#active]) pending.close();
     try {
       this.#native.close();
@@ -554,7 +752,11 @@ class BoundProviderGraph {
   }
 
   static {
-    graphOf = (bound) => bound.#graph;
+    isBound = (value) => value !== null && typeof value === 'object' && #graph in value;
+    graphOf = (bound, verb) => {
+      if (!isBound(bound)) throw notAGraph(verb);
+      return bound.#graph;
+    };
   }
 }
 
@@ -564,16 +766,15 @@ for (const verb of UNARY_VERBS) {
     return runQuery(this, verb, wire(query));
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runQuery(graphOf(this), verb, wire(query), this.providerId);
+    return runQuery(graphOf(this, verb), verb, wire(query), this.providerId);
   };
 }
 for (const verb of READ_VERBS) {
   CapabilityGraph.prototype[verb] = async function (query) {
-    return runRead(this, verb, ...readArgs(verb, query));
+    return runRead(this, verb, query);
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    const [args, signal] = readArgs(verb, query);
-    return runRead(graphOf(this), verb, args, signal, this.providerId);
+    return runRead(graphOf(this, verb), verb, query, this.providerId);
   };
 }
 for (const verb of BINARY_VERBS) {
@@ -581,12 +782,12 @@ for (const verb of BINARY_VERBS) {
     return runQuery(this, verb, wirePair(target, query));
   };
   BoundProviderGraph.prototype[verb] = async function (target, query) {
-    return runQuery(graphOf(this), verb, wirePair(target, query), this.providerId);
+    return runQuery(graphOf(this, verb), verb, wirePair(target, query), this.providerId);
   };
 }
 
 BoundProviderGraph.prototype.match = async function (query) {
-  return runHosted(graphOf(this), 'match', query, this.providerId);
+  return runHosted(graphOf(this, 'match'), 'match', query, this.providerId);
 };
 // Verbs served by the host's retrievers and runtime adapters.
 for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
@@ -594,7 +795,7 @@ for (const verb of ['retrieveCapabilities', 'queryKnowledge', 'queryRuntime']) {
     return runHosted(this, verb, query);
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runHosted(graphOf(this), verb, query, this.providerId);
+    return runHosted(graphOf(this, verb), verb, query, this.providerId);
   };
 }
 
@@ -603,7 +804,7 @@ CapabilityGraph.prototype.getProvider = async function (providerId, query) {
 };
 // A bound facade's provider is its binding.
 BoundProviderGraph.prototype.getProvider = async function (query) {
-  return runQuery(graphOf(this), 'getProvider', wirePair(this.providerId, query), this.providerId);
+  return runQuery(graphOf(this, 'getProvider'), 'getProvider', wirePair(this.providerId, query), this.providerId);
 };
 
 function parseQualifiedId(value) {
@@ -622,8 +823,18 @@ const internal = {
     const hosts = newHosts();
     const wired = wireConfig(config, hosts);
     hosts.databases = unwrap(call(native.databaseSources, wired));
-    return unwrap(call(native.diagnose, wired, await readDatabases(hosts.databases, hosts)));
+    const { sources, budgets } = hosts.databases;
+    return unwrap(call(native.diagnose, wired, await readDatabases(sources, hosts, budgets)));
   },
 };
 
-module.exports = { CapabilityGraph, BoundProviderGraph, parseQualifiedId, formatQualifiedId, lexicalExecutor, internal };
+module.exports = {
+  CapabilityGraph,
+  BoundProviderGraph,
+  parseQualifiedId,
+  formatQualifiedId,
+  lexicalExecutor,
+  internal,
+  isGraph: (value) => isGraph(value),
+  isBound: (value) => isBound(value),
+};

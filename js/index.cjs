@@ -11,6 +11,7 @@ const {
 } = require('./graph.cjs');
 const { createToolAdapter } = require('./tools.cjs');
 const { codexExecutor } = require('./codex.cjs');
+const { StdioServerTransport } = require('./stdio.cjs');
 
 /** The MCP server; its module (and the MCP SDK) loads on first use. */
 function createMcpServer(graph, options) {
@@ -29,5 +30,6 @@ module.exports = {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  StdioServerTransport,
   codexExecutor,
 };

@@ -14,6 +14,7 @@ export const {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  StdioServerTransport,
   codexExecutor,
 } = api;
 export default api;

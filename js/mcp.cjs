@@ -4,7 +4,8 @@
 
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { createToolAdapter } = require('./tools.cjs');
-const { BoundProviderGraph } = require('./graph.cjs');
+const { isBound } = require('./graph.cjs');
+const { toWireJson } = require('./pure-json.cjs');
 
 const RESOURCE_PREFIX = 'capability-graph://';
 
@@ -14,7 +15,7 @@ function specificationUri(providerId, knowledgeId) {
 
 /** Every specification document of the providers the graph serves, page by page. */
 async function listSpecificationResources(graph) {
-  const bound = graph instanceof BoundProviderGraph;
+  const bound = isBound(graph);
   const providers = bound ? [await graph.getProvider()] : (await graph.listProviders()).items;
   const resources = [];
   for (const provider of providers) {
@@ -44,7 +45,9 @@ async function listSpecificationResources(graph) {
  * @param options { name?, version?, prefix?, tools?, documentBodies?, entryPoints? }
  */
 function createMcpServer(graph, options = {}) {
-  const isObject = options !== null && typeof options === 'object' && !Array.isArray(options);
+  // Read once by the pure-JSON walk: a getter or a Proxy is never invoked.
+  options = JSON.parse(toWireJson(options));
+  const isObject = options !== null && typeof options === 'object' && !Array.isArray(options) && !('$cgNonJson' in options);
   if (!isObject) throw inputInvalid('options');
   const { name = 'capability-graph', version = require('../package.json').version, ...adapterOptions } = options;
   if (typeof name !== 'string' || name === '') throw inputInvalid('name');
@@ -59,7 +62,7 @@ function createMcpServer(graph, options = {}) {
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: adapter.tools.map((t) => ({ ...t })) }));
   server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
     const { name: tool, arguments: args } = request.params;
-    if (!adapter.has(tool)) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown tool: ${tool}`);
+    if (!adapter.has(tool)) throw new types.McpError(types.ErrorCode.InvalidParams, 'Unknown tool');
     const outcome = await adapter.call(tool, args ?? {}, { signal: extra.signal });
     if (!outcome.ok) return { content: [{ type: 'text', text: JSON.stringify(outcome.error) }], isError: true };
     return { content: [{ type: 'text', text: JSON.stringify(outcome.result) }], structuredContent: outcome.result };
@@ -70,14 +73,14 @@ function createMcpServer(graph, options = {}) {
     server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => {
       const { uri } = request.params;
       const match = /^capability-graph:\/\/([^/]+)\/specification\/([^/]+)$/.exec(uri);
-      if (!match) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+      if (!match) throw new types.McpError(types.ErrorCode.InvalidParams, 'Unknown resource');
       const [, providerId, knowledgeId] = match;
       let batch;
       try {
-        if (graph instanceof BoundProviderGraph && graph.providerId !== providerId) {
+        if (isBound(graph) && graph.providerId !== providerId) {
           throw new GraphError({ code: 'CG_ACCESS_DENIED', phase: 'document' });
         }
-        batch = graph instanceof BoundProviderGraph
+        batch = isBound(graph)
           ? await graph.readSpecification({ knowledgeIds: [knowledgeId] })
           : await graph.readSpecification({ providerId, knowledgeIds: [knowledgeId] });
       } catch (error) {

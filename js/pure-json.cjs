@@ -58,7 +58,9 @@ function toWireJson(value, hook) {
       for (let i = 0; i < v.length; i++) {
         const d = Object.getOwnPropertyDescriptor(v, i);
         path.push(i);
-        parts[i] = d === undefined ? marker('hole') : 'value' in d ? safeWalk(d.value) : marker('accessor');
+        if (d === undefined) parts[i] = marker('hole');
+        else if (!('value' in d)) parts[i] = marker('accessor');
+        else parts[i] = d.enumerable ? safeWalk(d.value) : marker('non_enumerable');
         path.pop();
       }
       ancestors.delete(v);
@@ -72,11 +74,12 @@ function toWireJson(value, hook) {
     const parts = [];
     for (const key of keys) {
       const d = Object.getOwnPropertyDescriptor(v, key);
-      if (!d.enumerable) continue;
       // A key whose value is undefined counts as absent (JS semantics); null never does.
       if ('value' in d && d.value === undefined) continue;
+      // A hidden (non-enumerable) property is not silently dropped: it is not plain JSON.
+      const kind = !('value' in d) ? 'accessor' : d.enumerable ? undefined : 'non_enumerable';
       path.push(key);
-      parts.push(`${JSON.stringify(key)}:${'value' in d ? safeWalk(d.value) : marker('accessor')}`);
+      parts.push(`${JSON.stringify(key)}:${kind === undefined ? safeWalk(d.value) : marker(kind)}`);
       path.pop();
     }
     ancestors.delete(v);
@@ -95,4 +98,21 @@ function toWireJson(value, hook) {
   return safeWalk(value);
 }
 
-module.exports = { toWireJson, HOST_KEY };
+/**
+ * `{ value }` of the own data property `key` of a plain object, read without invoking anything
+ * (`value` undefined when the key is absent); `undefined` when `object` is not a plain object,
+ * the property is an accessor, or a Proxy throws. For options that hold host objects (an
+ * AbortSignal), which the walk would mark as not plain JSON.
+ */
+function ownValue(object, key) {
+  try {
+    if (object === null || typeof object !== 'object' || !isPlainObject(object)) return undefined;
+    const d = Object.getOwnPropertyDescriptor(object, key);
+    if (d === undefined) return { value: undefined };
+    return 'value' in d ? { value: d.value } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+module.exports = { toWireJson, ownValue, HOST_KEY };

@@ -6,7 +6,8 @@
 
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { native } = require('./native.cjs');
-const { parseQualifiedId, CapabilityGraph, BoundProviderGraph } = require('./graph.cjs');
+const { parseQualifiedId, isGraph, isBound } = require('./graph.cjs');
+const { toWireJson, ownValue } = require('./pure-json.cjs');
 
 // --- schema fragments, written for a model -------------------------------------------------
 
@@ -346,6 +347,21 @@ function isPlainObject(v) {
   return v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v));
 }
 
+/**
+ * `value` as plain JSON, read once by the pure-JSON walk: a getter or a Proxy is never invoked,
+ * and what is not plain JSON becomes a marker object that no check here accepts.
+ */
+const plain = (value) => JSON.parse(toWireJson(value));
+const isMarker = (v) => isPlainObject(v) && Object.hasOwn(v, '$cgNonJson');
+
+/** The `signal` of a tool call's options (`{ signal?: AbortSignal }`), read without invoking anything. */
+function callSignal(options) {
+  if (options === undefined) return undefined;
+  const signal = ownValue(options, 'signal');
+  if (signal === undefined) fail('options');
+  return signal.value;
+}
+
 /** The input schema of a tool as the graph (bound or not) takes it. */
 function inputSchema(tool, bound) {
   const properties = { ...tool.properties, ...(bound ? tool.bound : {}) };
@@ -376,15 +392,16 @@ function split(args, key) {
  * @param options { prefix = '', tools?, documentBodies = false, entryPoints? }
  */
 function createToolAdapter(graph, options = {}) {
-  if (!isPlainObject(options)) fail('options');
+  options = plain(options);
+  if (!isPlainObject(options) || isMarker(options)) fail('options');
   const { prefix = '', tools: only, documentBodies = false, entryPoints } = options;
   for (const key of Object.keys(options)) {
     if (!['prefix', 'tools', 'documentBodies', 'entryPoints'].includes(key)) fail(key);
   }
   if (typeof prefix !== 'string' || !TOOL_NAME.test(prefix)) fail('prefix');
   if (typeof documentBodies !== 'boolean') fail('documentBodies');
-  const bound = graph instanceof BoundProviderGraph;
-  if (!bound && !(graph instanceof CapabilityGraph)) fail('graph');
+  const bound = isBound(graph);
+  if (!bound && !isGraph(graph)) fail('graph');
   let entries;
   if (entryPoints !== undefined) {
     if (!Array.isArray(entryPoints) || entryPoints.length === 0) fail('entryPoints');
@@ -429,12 +446,12 @@ function createToolAdapter(graph, options = {}) {
   }
 
   /** Resolves { ok: true, result } or { ok: false, error }; never rejects for a graph error. */
-  async function call(name, args, callOptions = {}) {
+  async function call(name, args, callOptions) {
     try {
       const tool = byName.get(name);
       if (tool === undefined) throw inputInvalid('name');
-      const signal = isPlainObject(callOptions) ? callOptions.signal : undefined;
-      return { ok: true, result: await run(tool, args === undefined ? {} : args, signal) };
+      const signal = callSignal(callOptions);
+      return { ok: true, result: await run(tool, args === undefined ? {} : plain(args), signal) };
     } catch (error) {
       const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL' });
       return { ok: false, error: graphError.toJSON() };

@@ -22,6 +22,12 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// Verbs whose work can grow with the graph rather than with a page: the binding runs them on
+/// the libuv pool so that the JS thread never waits for them. `match` ranks or lists the whole
+/// scope (and may wait for the lexical index); `export` gathers up to `export.maxNodes`;
+/// `checkDocuments` opens every local document.
+pub const POOL_VERBS: [&str; 3] = ["match", "export", "checkDocuments"];
+
 pub struct Engine {
     store: Store,
     budgets: Budgets,
@@ -92,14 +98,68 @@ impl Engine {
                 .map(|(p, _)| p.clone())
                 .collect(),
         };
-        Ok(Engine {
+        let engine = Engine {
             executor,
             backends,
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
             sources: config.providers,
             has_readers: !config.readers.is_empty(),
-        })
+        };
+        crate::memory::release_free_memory();
+        engine.index_in_background();
+        Ok(engine)
+    }
+
+    /// With the lexical executor configured, builds the index of every snapshot that lacks
+    /// one on a thread of its own: open and reload answer without waiting for it, and the first
+    /// `match` (which starts on the pool, see [`POOL_VERBS`]) waits for it there.
+    fn index_in_background(&self) {
+        if !matches!(self.executor, Some(Executor::Lexical { .. })) {
+            return;
+        }
+        let pending: Vec<_> = self
+            .store
+            .snapshots()
+            .into_iter()
+            .filter(|s| !s.lexical_ready())
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let build = move || {
+            for s in &pending {
+                s.lexical();
+            }
+            crate::memory::release_free_memory();
+        };
+        if std::thread::Builder::new()
+            .name("cg-lexical-index".into())
+            .spawn(build)
+            .is_err()
+        {
+            // No thread to spare: the first match builds the index on the pool instead.
+        }
+    }
+
+    /// What the current snapshots keep in memory, by the engine's own accounting (for the
+    /// bench and for hosts watching their memory): per provider, its capabilities and the heap
+    /// bytes of its current snapshot.
+    pub fn stats(&self) -> Result<String> {
+        let state = self.store.pin()?;
+        let providers: Vec<Value> = state
+            .providers
+            .iter()
+            .map(|(id, slots)| {
+                serde_json::json!({
+                    "providerId": id,
+                    "capabilities": slots.current.capabilities.len(),
+                    "snapshotBytes": crate::snapshot::size::snapshot_bytes(&slots.current),
+                    "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({ "providers": providers }).to_string())
     }
 
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {
@@ -168,7 +228,8 @@ impl Engine {
             "readSpecificationPage" => reads::read_specification_page,
             _ => return Err(invalid("verb", "a read verb")),
         };
-        let host = HostBodies::new(self.has_readers, answers, bodies);
+        let host = HostBodies::new(self.has_readers, answers, bodies)
+            .with_reader_timeout(self.budgets.read.reader_timeout_ms);
         let result = self.call(bound).and_then(|call| run(&call, args, &host));
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {
@@ -215,6 +276,7 @@ impl Engine {
                     .and_then(|p| databases.remove(p));
                 entries.push(self.reload_one(source, definition.as_ref(), read.as_ref())?);
             }
+            crate::memory::release_free_memory();
             let ok = entries.iter().all(|e| e.ok);
             let result = ReloadResult {
                 ok,
@@ -301,12 +363,19 @@ impl Engine {
         })?;
         let mut entry = entry.unwrap_or_else(|| unreachable!("update ran"));
         entry.provider_id = id;
+        self.index_in_background();
         Ok(entry)
     }
 
-    /// `close()`: idempotent; queries already running finish on their pins.
-    pub fn close(&self) {
-        self.store.close();
+    /// `close()`: idempotent. Every trusted root handle is closed now; the snapshots are handed
+    /// back for the caller to free off the JS thread. Queries already running finish on their
+    /// pins (a document they have yet to open is unreadable).
+    pub fn close(&self) -> Option<Arc<crate::store::StoreState>> {
+        let state = self.store.close()?;
+        for s in state.snapshots() {
+            s.close_roots();
+        }
+        Some(state)
     }
 
     pub fn is_closed(&self) -> bool {
@@ -331,8 +400,28 @@ fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
         .collect()
 }
 
+/// The phase of a public verb's errors (SPEC §14 D1), for failures found before it runs.
+pub fn verb_phase(verb: &str) -> Phase {
+    match verb {
+        "open" => Phase::Config,
+        "reload" => Phase::Lifecycle,
+        "match" => Phase::Match,
+        "readDocuments" | "readSpecification" | "readDocumentPage" | "readSpecificationPage" => {
+            Phase::Document
+        }
+        _ => Phase::Query,
+    }
+}
+
+/// A verb called on something that is not a graph (a detached method, another receiver):
+/// `CG_INPUT_INVALID` with `details.field` `this`, in the verb's phase.
+pub fn receiver_invalid(verb: &str) -> GraphError {
+    crate::error::input_invalid("this", "graph").in_verb(verb_phase(verb))
+}
+
 /// The database authorities of a config, for the JS layer to read before `open`:
-/// `[{ providerId, handle }]` (the adapter's host handle). Config errors surface here first.
+/// `{ sources: [{ providerId, handle }], budgets }` (the adapter's host handle, and the
+/// `budgets.database` deadlines and bounds of every read). Config errors surface here first.
 pub fn database_sources(config_json: &str) -> Result<String> {
     let config = parse_config(config_json)?;
     let list: Vec<Value> = config
@@ -345,7 +434,14 @@ pub fn database_sources(config_json: &str) -> Result<String> {
             _ => None,
         })
         .collect();
-    Ok(Value::Array(list).to_string())
+    let b = &config.budgets.database;
+    let budgets = serde_json::json!({
+        "callTimeoutMs": b.call_timeout_ms,
+        "readTimeoutMs": b.read_timeout_ms,
+        "maxRecords": b.max_records,
+        "maxBytes": b.max_bytes,
+    });
+    Ok(serde_json::json!({ "sources": list, "budgets": budgets }).to_string())
 }
 
 /// `doctor`'s check of every provider of a config: `{ providers: [{ problems, omitted }] }` in
@@ -439,4 +535,24 @@ struct ReloadResult {
     providers: Vec<ReloadEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verb_on_something_that_is_not_a_graph_fails_in_its_phase() {
+        for (verb, phase) in [
+            ("listCatalog", Phase::Query),
+            ("readDocumentPage", Phase::Document),
+            ("match", Phase::Match),
+            ("reload", Phase::Lifecycle),
+            ("forProvider", Phase::Query),
+        ] {
+            let e = receiver_invalid(verb);
+            assert_eq!((e.code(), e.phase()), (Code::InputInvalid, phase), "{verb}");
+            assert_eq!(e.details().unwrap()["field"], "this");
+        }
+    }
 }

@@ -307,10 +307,12 @@ impl GraphError {
         self
     }
 
+    /// Adds one detail. Every string in it (keys too, nested ones included) is cut to
+    /// [`MAX_DETAIL_CHARS`]: an error never echoes an input whole.
     pub fn detail(mut self, key: &str, value: impl Into<Value>) -> GraphError {
         self.details
             .get_or_insert_with(Map::new)
-            .insert(key.to_owned(), value.into());
+            .insert(bounded_str(key), bounded(value.into()));
         self
     }
 
@@ -434,6 +436,57 @@ pub fn project_component_error(
     }
 }
 
+/// Longest string in an error's details, in UTF-16 code units (as JavaScript counts them).
+pub const MAX_DETAIL_CHARS: usize = 128;
+
+/// `s` if it has at most [`MAX_DETAIL_CHARS`] UTF-16 code units; otherwise its longest prefix of
+/// whole characters that leaves room for a trailing `…`, plus `…`.
+fn bounded_str(s: &str) -> String {
+    if s.len() <= MAX_DETAIL_CHARS || s.encode_utf16().count() <= MAX_DETAIL_CHARS {
+        return s.to_owned();
+    }
+    let mut units = 0;
+    let mut cut = String::new();
+    for c in s.chars() {
+        units += c.len_utf16();
+        if units > MAX_DETAIL_CHARS - 1 {
+            break;
+        }
+        cut.push(c);
+    }
+    cut.push('…');
+    cut
+}
+
+/// `value` with every string in it (object keys too) cut by [`bounded_str`].
+fn bounded(value: Value) -> Value {
+    match value {
+        Value::String(s) if s.len() > MAX_DETAIL_CHARS => Value::String(bounded_str(&s)),
+        Value::Array(items) => Value::Array(items.into_iter().map(bounded).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (bounded_str(&k), bounded(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The `details` of an error made outside the engine (`new GraphError({ details })`), as JSON
+/// text: a plain JSON object (no value the JS walk marked as not JSON), with every string cut
+/// like the engine's own. `None` when it is not one.
+pub fn host_details(json: &str) -> Option<String> {
+    fn plain(v: &Value) -> bool {
+        match v {
+            Value::Array(items) => items.iter().all(plain),
+            Value::Object(map) => !crate::json::is_non_json_marker(v) && map.values().all(plain),
+            _ => true,
+        }
+    }
+    let value: Value = serde_json::from_str(json).ok()?;
+    (value.is_object() && plain(&value)).then(|| bounded(value).to_string())
+}
+
 /// `CG_INPUT_INVALID` about one argument: which field, and what it should have been.
 pub fn input_invalid(field: &str, expected: &str) -> GraphError {
     GraphError::new(Code::InputInvalid)
@@ -500,6 +553,43 @@ mod tests {
             d.to_json(),
             r#"{"code":"CG_CONFIG_INVALID","phase":"config","message":"Configuration is invalid","nextAction":"check_config","details":{"path":"providers[0]","expected":"object"}}"#
         );
+    }
+
+    #[test]
+    fn every_string_in_details_is_cut_to_128_characters() {
+        let long = "k".repeat(1 << 20);
+        let e = GraphError::new(Code::InputInvalid)
+            .detail("field", long.as_str())
+            .detail(
+                &long,
+                serde_json::json!({ "nested": [long.as_str(), "short"], long.as_str(): 1 }),
+            );
+        let cut = format!("{}…", "k".repeat(127));
+        let details = e.details().unwrap();
+        assert_eq!(details["field"], cut.as_str());
+        assert_eq!(details[&cut]["nested"][0], cut.as_str());
+        assert_eq!(details[&cut]["nested"][1], "short");
+        assert_eq!(details[&cut][&cut], 1);
+        assert!(e.to_json().len() < 1024);
+
+        let exact = "e".repeat(128);
+        assert_eq!(bounded_str(&exact), exact);
+        // Counted in UTF-16 code units; a surrogate pair is never split.
+        let astral = bounded_str(&"😀".repeat(100));
+        assert_eq!(astral.encode_utf16().count(), 127);
+        assert!(astral.ends_with('…'));
+        assert_eq!(bounded_str(&"中".repeat(128)), "中".repeat(128));
+    }
+
+    #[test]
+    fn host_details_are_plain_json_objects_cut_like_the_engines() {
+        let long = "x".repeat(300);
+        let text = host_details(&serde_json::json!({ "a": [long] }).to_string()).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["a"][0].as_str().unwrap().chars().count(), 128);
+        assert_eq!(host_details("[1]"), None);
+        assert_eq!(host_details(r#"{"a":{"$cgNonJson":"function"}}"#), None);
+        assert_eq!(host_details("not json"), None);
     }
 
     #[test]

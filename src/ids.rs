@@ -11,6 +11,9 @@ fn id_shape(s: &str, max_len: usize, first: fn(u8) -> bool, rest: fn(u8) -> bool
         && bytes[1..].iter().all(|&b| rest(b))
 }
 
+/// Longest provider, capability or knowledge ID, in bytes.
+pub const ID_MAX_BYTES: usize = 128;
+
 /// `is_id` as a regular expression, for JSON Schemas given to models.
 pub const ID_PATTERN: &str = "^[a-z][a-z0-9._-]{0,127}$";
 /// `is_knowledge_id` as a regular expression.
@@ -20,7 +23,7 @@ pub const KNOWLEDGE_ID_PATTERN: &str = "^[A-Za-z][A-Za-z0-9._-]{0,127}$";
 pub fn is_id(s: &str) -> bool {
     id_shape(
         s,
-        128,
+        ID_MAX_BYTES,
         |b| b.is_ascii_lowercase(),
         |b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'),
     )
@@ -30,7 +33,7 @@ pub fn is_id(s: &str) -> bool {
 pub fn is_knowledge_id(s: &str) -> bool {
     id_shape(
         s,
-        128,
+        ID_MAX_BYTES,
         |b| b.is_ascii_alphabetic(),
         |b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'),
     )

@@ -15,6 +15,7 @@ pub mod ids;
 pub mod json;
 pub mod knowledge;
 pub mod matching;
+pub mod memory;
 pub mod query;
 pub mod scope;
 pub mod snapshot;

@@ -20,6 +20,16 @@ pub struct StoreState {
     pub providers: BTreeMap<String, ProviderSlots>,
 }
 
+impl StoreState {
+    pub fn snapshots(&self) -> Vec<Arc<ProviderSnapshot>> {
+        self.providers
+            .values()
+            .flat_map(|slots| std::iter::once(&slots.current).chain(&slots.previous))
+            .cloned()
+            .collect()
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Store {
     /// `None` once closed.
@@ -72,10 +82,16 @@ impl Store {
         Ok(())
     }
 
-    /// Drops the store's references; queries still running keep their pins until they finish,
-    /// and a reload still running finds the store closed when it tries to publish.
-    pub fn close(&self) {
-        self.state.write().unwrap_or_else(|e| e.into_inner()).take();
+    /// Takes the store's state out (for the caller to release where it likes); queries still
+    /// running keep their pins until they finish, and a reload still running finds the store
+    /// closed when it tries to publish.
+    pub fn close(&self) -> Option<Arc<StoreState>> {
+        self.state.write().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Every snapshot the current state serves: current and previous of each provider.
+    pub fn snapshots(&self) -> Vec<Arc<ProviderSnapshot>> {
+        self.pin().map(|s| s.snapshots()).unwrap_or_default()
     }
 
     pub fn is_closed(&self) -> bool {

@@ -741,6 +741,23 @@ fn cycles_of_length_three() {
 }
 
 #[test]
+fn a_long_cycle_of_long_ids_stays_a_small_error() {
+    // Every error JSON stays within 4 KiB: the cycle is listed while it fits, then counted.
+    let id = |i: usize| format!("c{i:03}{}", "x".repeat(124));
+    let n = 64;
+    let caps: Vec<Value> = (0..n)
+        .map(|i| cap_with(&id(i), json!({ "requires": [id((i + 1) % n)] })))
+        .collect();
+    let e = assert_err(open(&acme(caps)), CYCLE, "load", Some("fix_input"));
+    assert!(e.to_json().len() <= 4096, "{} bytes", e.to_json().len());
+    let d = details(&e);
+    let listed = d["cycle"].as_array().unwrap();
+    assert!(!listed.is_empty() && listed.len() < n + 1);
+    assert_eq!(listed[0], id(0).as_str());
+    assert_eq!(d["cycleLength"], n + 1);
+}
+
+#[test]
 fn related_cycles_are_allowed() {
     loads(vec![
         cap_with("a", json!({ "related": ["a", "b"] })),

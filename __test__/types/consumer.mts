@@ -11,6 +11,7 @@ import {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  StdioServerTransport,
   codexExecutor,
   type ModelExecutor,
   type ResolveResult,
@@ -62,7 +63,11 @@ async function main(): Promise<void> {
   const id = parseQualifiedId('a::b');
   const s: string = formatQualifiedId(id);
   void [first, c, q, n, s];
-  new GraphError({ code: 'CG_MODEL_REFUSED', nextAction: 'fix_input' });
+  const made = new GraphError({ code: 'CG_MODEL_REFUSED', nextAction: 'fix_input', details: { reason: 'x' } });
+  // @ts-expect-error a GraphError's fields are read-only
+  made.code = 'CG_INTERNAL';
+  // @ts-expect-error its details are frozen
+  made.details!.reason = 'y';
   // @ts-expect-error unknown code
   new GraphError({ code: 'CG_NOPE' });
   // @ts-expect-error ids must be references
@@ -147,7 +152,13 @@ async function tools(graph: CapabilityGraph): Promise<void> {
   const out = await adapter.call(adapter.tools[0].name, {});
   if (!out.ok) void out.error.code;
   const server = createMcpServer(graph.forProvider('seed.http'), { name: 'x' });
+  await server.connect(new StdioServerTransport({ maxMessageBytes: 1024 * 1024 }));
   await server.close();
+  // @ts-expect-error the limit is a number of bytes
+  new StdioServerTransport({ maxMessageBytes: '1 MiB' });
+  await CapabilityGraph.open({ providers: [], budgets: { database: { callTimeoutMs: 1000, maxRecords: 10 }, read: { readerTimeoutMs: 500 } } });
+  // @ts-expect-error database budgets are known fields
+  await CapabilityGraph.open({ providers: [], budgets: { database: { maxPages: 1 } } });
   // @ts-expect-error unknown tool name
   createToolAdapter(graph, { tools: ['nope'] });
 }

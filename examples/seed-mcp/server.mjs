@@ -5,8 +5,7 @@
 //
 //   node examples/seed-mcp/server.mjs
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CapabilityGraph, createMcpServer, lexicalExecutor } from '@devcodex/capability-graph';
+import { CapabilityGraph, createMcpServer, lexicalExecutor, StdioServerTransport } from '@devcodex/capability-graph';
 
 const rootDir = fileURLToPath(new URL('../seed-provider', import.meta.url));
 const graph = await CapabilityGraph.open({

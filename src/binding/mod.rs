@@ -28,6 +28,19 @@ pub fn error_catalog() -> String {
     catalog_json()
 }
 
+/// The error (JSON) of `verb` called on something that is not a graph.
+#[napi]
+pub fn receiver_invalid(verb: String) -> String {
+    crate::engine::receiver_invalid(&verb).to_json()
+}
+
+/// The details of an error made by the host (JSON), copied as plain JSON with every string cut
+/// to the details bound; `None` when they are not a plain JSON object.
+#[napi]
+pub fn host_details(details: String) -> Option<String> {
+    crate::error::host_details(&details)
+}
+
 /// `parseQualifiedId`: JSON of the value in, JSON of `{ providerId, capabilityId }` out.
 #[napi]
 pub fn parse_qualified_id(value: String) -> String {
@@ -259,7 +272,8 @@ pub fn diagnose(config: String, databases: Option<String>) -> String {
     }))
 }
 
-/// The database authorities of a wire config (`[{ providerId, handle }]`), or an error string.
+/// The database authorities of a wire config (`{ sources: [{ providerId, handle }], budgets }`),
+/// or an error string.
 #[napi]
 pub fn database_sources(config: String) -> String {
     outcome(guarded(|| crate::engine::database_sources(&config)))
@@ -283,6 +297,46 @@ pub fn neighbor_kinds() -> String {
 
 /// Work on the libuv pool (file I/O, reloads, document reads for a component): the JS thread
 /// never waits for it. Resolves the result or an error string.
+/// The verbs the JS layer runs on the pool (JSON list).
+#[napi]
+pub fn pool_verbs() -> String {
+    serde_json::Value::from(crate::engine::POOL_VERBS.to_vec()).to_string()
+}
+
+/// A verb served by a host component, started on the pool: the answer, or the call waiting for
+/// the component.
+pub struct StartTask {
+    engine: Arc<Engine>,
+    request: Option<(String, String, Option<String>)>,
+    started: Option<Result<crate::hostcall::Started>>,
+}
+
+impl Task for StartTask {
+    type Output = ();
+    type JsValue = Either<String, NativeHostCall>;
+
+    fn compute(&mut self) -> napi::Result<()> {
+        let engine = self.engine.clone();
+        let request = self.request.take();
+        self.started = Some(guarded(|| match request {
+            Some((verb, args, bound)) => engine.start(&verb, &args, bound.as_deref()),
+            None => Err(GraphError::new(Code::Internal)),
+        }));
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _: ()) -> napi::Result<Self::JsValue> {
+        Ok(match self.started.take() {
+            Some(Ok(crate::hostcall::Started::Done(json))) => Either::A(json),
+            Some(Ok(crate::hostcall::Started::Ask(call))) => {
+                Either::B(NativeHostCall { call: call.into() })
+            }
+            Some(Err(e)) => Either::A(outcome(Err(e))),
+            None => Either::A(outcome(Err(GraphError::new(Code::Internal)))),
+        })
+    }
+}
+
 pub struct PoolTask(Option<Box<dyn FnOnce() -> Result<String> + Send>>);
 
 impl PoolTask {
@@ -376,9 +430,49 @@ impl NativeGraph {
         PoolTask::run(move || engine.reload(&args, databases.as_deref()))
     }
 
+    /// Closes now (every root handle included) and frees the snapshots on the pool: the
+    /// promise settles once the memory is released; nothing needs to await it.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn close(&self) -> AsyncTask<PoolTask> {
+        let state = self.engine.close();
+        PoolTask::run(move || {
+            drop(state);
+            crate::memory::release_free_memory();
+            Ok(String::new())
+        })
+    }
+
+    /// The engine's own memory accounting (JSON).
     #[napi]
-    pub fn close(&self) {
-        self.engine.close();
+    pub fn stats(&self) -> String {
+        outcome(guarded(|| self.engine.stats()))
+    }
+
+    /// `query` on the pool, for the verbs of `POOL_VERBS`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn query_on_pool(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+    ) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
+        PoolTask::run(move || engine.query(&verb, &args, bound.as_deref()))
+    }
+
+    /// `start` on the pool, for the verbs of `POOL_VERBS`.
+    #[napi(ts_return_type = "Promise<string | NativeHostCall>")]
+    pub fn start_on_pool(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+    ) -> AsyncTask<StartTask> {
+        AsyncTask::new(StartTask {
+            engine: self.engine.clone(),
+            request: Some((verb, args, bound)),
+            started: None,
+        })
     }
 
     #[napi]

@@ -59,15 +59,17 @@ budgets! {
     read "read" Read {
         max_bytes "maxBytes" = 32_768, max_documents_per_call "maxDocumentsPerCall" = 8,
         max_selected "maxSelected" = 32, max_filter_values_per_dimension "maxFilterValuesPerDimension" = 128,
-        max_response_bytes "maxResponseBytes" = 4_194_304,
+        max_response_bytes "maxResponseBytes" = 4_194_304, reader_timeout_ms "readerTimeoutMs" = 10_000,
     }
     retrieve_capabilities "retrieveCapabilities" RetrieveCapabilities {
         max_candidates "maxCandidates" = 20, max_candidate_bytes "maxCandidateBytes" = 512,
+        timeout_ms "timeoutMs" = 30_000, max_text_bytes "maxTextBytes" = 4_096,
     }
     query_knowledge "queryKnowledge" QueryKnowledge {
         max_hits "maxHits" = 8, max_snippet_bytes "maxSnippetBytes" = 2_048, max_selected "maxSelected" = 32,
         max_filter_values_per_dimension "maxFilterValuesPerDimension" = 128, max_targets "maxTargets" = 128,
-        max_target_bytes "maxTargetBytes" = 131_072,
+        max_target_bytes "maxTargetBytes" = 131_072, timeout_ms "timeoutMs" = 30_000,
+        max_text_bytes "maxTextBytes" = 4_096,
     }
     runtime "runtime" Runtime {
         default_page_size "defaultPageSize" = 50, max_page_size "maxPageSize" = 100, timeout_ms "timeoutMs" = 5_000,
@@ -80,6 +82,10 @@ budgets! {
         max_timeout_ms "maxTimeoutMs" = 600_000, max_output_bytes "maxOutputBytes" = 65_536,
     }
     export "export" Export { max_nodes "maxNodes" = 10_000 }
+    database "database" Database {
+        call_timeout_ms "callTimeoutMs" = 30_000, read_timeout_ms "readTimeoutMs" = 600_000,
+        max_records "maxRecords" = 2_000_000, max_bytes "maxBytes" = 2_147_483_648,
+    }
 }
 
 /// Largest integer a JS number holds exactly.
@@ -176,6 +182,23 @@ impl Budgets {
         for (path, ms) in [
             ("budgets.match.maxTimeoutMs", self.matching.max_timeout_ms),
             ("budgets.runtime.timeoutMs", self.runtime.timeout_ms),
+            ("budgets.read.readerTimeoutMs", self.read.reader_timeout_ms),
+            (
+                "budgets.retrieveCapabilities.timeoutMs",
+                self.retrieve_capabilities.timeout_ms,
+            ),
+            (
+                "budgets.queryKnowledge.timeoutMs",
+                self.query_knowledge.timeout_ms,
+            ),
+            (
+                "budgets.database.callTimeoutMs",
+                self.database.call_timeout_ms,
+            ),
+            (
+                "budgets.database.readTimeoutMs",
+                self.database.read_timeout_ms,
+            ),
         ] {
             if ms > MAX_TIMER_MS {
                 return Err(ConfigError::new(
@@ -224,6 +247,25 @@ mod tests {
                 b.export.max_nodes
             ),
             (24_576, 4_194_304, 10_000)
+        );
+        assert_eq!(
+            (
+                b.read.reader_timeout_ms,
+                b.retrieve_capabilities.timeout_ms,
+                b.retrieve_capabilities.max_text_bytes,
+                b.query_knowledge.timeout_ms,
+                b.query_knowledge.max_text_bytes,
+            ),
+            (10_000, 30_000, 4_096, 30_000, 4_096)
+        );
+        assert_eq!(
+            (
+                b.database.call_timeout_ms,
+                b.database.read_timeout_ms,
+                b.database.max_records,
+                b.database.max_bytes
+            ),
+            (30_000, 600_000, 2_000_000, 2_147_483_648)
         );
     }
 
@@ -274,6 +316,16 @@ mod tests {
                 json!({"resolve": {"maxNodes": 8}}),
                 "budgets.resolve.maxIds",
                 "integer <= budgets.resolve.maxNodes",
+            ),
+            (
+                json!({"database": {"callTimeoutMs": 2_147_483_648u64}}),
+                "budgets.database.callTimeoutMs",
+                "integer <= 2147483647",
+            ),
+            (
+                json!({"read": {"readerTimeoutMs": 2_147_483_648u64}}),
+                "budgets.read.readerTimeoutMs",
+                "integer <= 2147483647",
             ),
         ];
         for (v, path, expected) in cases {

@@ -5,8 +5,10 @@ use super::fields::Origin;
 use super::model::{CapabilityRecord, Relation};
 use crate::error::{Code, GraphError};
 
-/// Longest cycle listed in full in an error's details; longer ones also carry `cycleLength`.
+/// Longest cycle listed in full in an error's details, in IDs and in bytes (an error stays
+/// within 4 KiB whatever its IDs); a cycle cut short also carries `cycleLength`.
 const MAX_CYCLE_IDS_IN_DETAILS: usize = 64;
+const MAX_CYCLE_BYTES_IN_DETAILS: usize = 3072;
 
 /// Resolves every endpoint of `records` (sorted by ID) to an index, in relation order.
 /// `source_of(i)` gives the record's file and its path inside an inline definition. An
@@ -66,17 +68,23 @@ pub fn check_cycles(
     let mut problems = Vec::new();
     for relation in Relation::ALL.into_iter().filter(|r| r.must_be_acyclic()) {
         if let Some(cycle) = find_cycle(edges.len(), |n| &edges[n][relation as usize]) {
+            let mut bytes = 0;
             let ids: Vec<&str> = cycle
                 .iter()
                 .take(MAX_CYCLE_IDS_IN_DETAILS)
                 .map(|&n| records[n].capability_id.as_str())
+                .take_while(|id| {
+                    bytes += id.len() + 3; // quotes and comma
+                    bytes <= MAX_CYCLE_BYTES_IN_DETAILS
+                })
                 .collect();
             let mut e = GraphError::new(Code::RelationCycle);
             if let Some(p) = o.provider_id {
                 e = e.detail("providerId", p);
             }
+            let listed = ids.len();
             e = e.detail("relation", relation.as_str()).detail("cycle", ids);
-            if cycle.len() > MAX_CYCLE_IDS_IN_DETAILS {
+            if listed < cycle.len() {
                 e = e.detail("cycleLength", cycle.len());
             }
             problems.push(e);

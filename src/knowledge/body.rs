@@ -1,13 +1,14 @@
 //! Document bytes: a whole body up to a budget, or one page of any size of document. Files are
-//! opened without blocking (a FIFO never hangs a read), must stay the same regular file for the
-//! whole read, and must be strict UTF-8; BOM and CRLF are kept as they are.
+//! opened beneath their root's handle without blocking (a FIFO never hangs a read), must stay
+//! the same regular file for the whole read, and must be strict UTF-8; BOM and CRLF are kept as
+//! they are.
 
+use super::Located;
 use crate::error::{input_invalid as invalid, Code, GraphError, NextAction, Result};
-use crate::fsx::{open_nonblocking, Stamp};
+use crate::fsx::Stamp;
 use crate::snapshot::revision::content_id;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 
 /// Bytes hashed per step when a whole document is scanned.
 const SCAN_CHUNK: usize = 256 * 1024;
@@ -22,19 +23,10 @@ fn not_utf8() -> GraphError {
     GraphError::new(Code::DocumentUnreadable).detail("reason", "invalid_utf8")
 }
 
-/// Opens a located document: a regular file, the same one the path named.
-fn open(path: &Path) -> Result<(File, Stamp)> {
-    let meta = fs::metadata(path).map_err(|_| GraphError::new(Code::DocumentNotFound))?;
-    if !meta.is_file() {
-        return Err(
-            GraphError::new(Code::DocumentAccessDenied).detail("reason", "not_regular_file")
-        );
-    }
-    let file = open_nonblocking(path).map_err(|_| changed())?;
+/// Opens a located document beneath its root, with its stamp as of the open.
+fn open(at: &Located) -> Result<(File, Stamp)> {
+    let file = at.open()?;
     let stamp = stamp_of(&file)?;
-    if (stamp.dev, stamp.ino) != (Stamp::of(&meta).dev, Stamp::of(&meta).ino) {
-        return Err(changed());
-    }
     Ok((file, stamp))
 }
 
@@ -55,8 +47,8 @@ pub struct Whole {
 }
 
 /// Reads a whole document of at most `max_bytes` (else `CG_DOCUMENT_TOO_LARGE`).
-pub fn read_whole(path: &Path, max_bytes: u64) -> Result<Whole> {
-    let (file, before) = open(path)?;
+pub fn read_whole(at: &Located, max_bytes: u64) -> Result<Whole> {
+    let (file, before) = open(at)?;
     if before.len > max_bytes {
         return Err(GraphError::new(Code::DocumentTooLarge)
             .detail("budget", "read.maxResponseBytes")
@@ -147,8 +139,8 @@ fn preferred_end(window: &[u8], cut: usize) -> usize {
 /// Reads the page starting at byte `start`, at most `max_bytes` long. Without `known` (a first
 /// page) the whole document is scanned once for its content ID; with it, only the page's own
 /// bytes are read, after checking the file is still the one the cursor was served from.
-pub fn read_page(path: &Path, start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
-    let (mut file, before) = open(path)?;
+pub fn read_page(at: &Located, start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
+    let (mut file, before) = open(at)?;
     let known = match known {
         Some(k) if k.stamp != before.digest() => {
             return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"))
@@ -180,8 +172,8 @@ pub fn read_page(path: &Path, start: u64, max_bytes: u64, known: Option<&Known>)
 }
 
 /// Identifies a whole document without holding it: its content ID and file stamp, and its size.
-pub fn identify(path: &Path) -> Result<(Known, u64)> {
-    let (mut file, before) = open(path)?;
+pub fn identify(at: &Located) -> Result<(Known, u64)> {
+    let (mut file, before) = open(at)?;
     let content_id = scan(&mut file)?;
     if stamp_of(&file)? != before {
         return Err(changed());
@@ -195,8 +187,8 @@ pub fn identify(path: &Path) -> Result<(Known, u64)> {
 
 /// Exactly the bytes `start..end` of a document identified earlier (`None` past its end); the
 /// file must still be the one `known` describes.
-pub fn read_range(path: &Path, start: u64, end: u64, known: &Known) -> Result<Option<Vec<u8>>> {
-    let (mut file, before) = open(path)?;
+pub fn read_range(at: &Located, start: u64, end: u64, known: &Known) -> Result<Option<Vec<u8>>> {
+    let (mut file, before) = open(at)?;
     if known.stamp != before.digest() {
         return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
     }
@@ -310,14 +302,28 @@ pub fn whole_in(bytes: Vec<u8>, max_bytes: u64) -> Result<Whole> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fsx::beneath::RootDir;
+    use std::fs;
     use std::io::Write;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
 
-    fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    fn dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("cg-body-{}-{name}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn at(dir: &Path, rel: &str) -> Located {
+        Located::new(Arc::new(RootDir::open(dir).unwrap()), rel)
+    }
+
+    /// `doc.md` in a fresh root, as a document and as a path to rewrite it by.
+    fn temp(name: &str, bytes: &[u8]) -> (Located, PathBuf) {
+        let dir = dir(name);
         let path = dir.join("doc.md");
         fs::File::create(&path).unwrap().write_all(bytes).unwrap();
-        path
+        (at(&dir, "doc.md"), path)
     }
 
     #[test]
@@ -329,65 +335,65 @@ mod tests {
                 text.push_str("\n```\ncode\n```\n");
             }
         }
-        let path = temp("pages", text.as_bytes());
-        let first = read_page(&path, 0, 1000, None).unwrap();
+        let (doc, _) = temp("pages", text.as_bytes());
+        let first = read_page(&doc, 0, 1000, None).unwrap();
         let mut out = first.text.clone();
         let mut next = first.end;
         let known = first.known.clone();
         assert_eq!(known.content_id, content_id(text.as_bytes()));
         while next < first.total {
-            let page = read_page(&path, next, 1000, Some(&known)).unwrap();
+            let page = read_page(&doc, next, 1000, Some(&known)).unwrap();
             assert!(page.end > page.start && page.end - page.start <= 1000);
             out.push_str(&page.text);
             next = page.end;
         }
         assert_eq!(out, text);
-        let whole = read_whole(&path, 10_000_000).unwrap();
+        let whole = read_whole(&doc, 10_000_000).unwrap();
         assert_eq!(whole.text, text);
         assert_eq!(whole.content_id, known.content_id);
     }
 
     #[test]
     fn bad_offsets_and_tiny_pages_are_rejected() {
-        let path = temp("offsets", "é€🙂".as_bytes());
+        let (doc, _) = temp("offsets", "é€🙂".as_bytes());
         assert_eq!(
-            read_page(&path, 1, 10, None).err().unwrap().code(),
+            read_page(&doc, 1, 10, None).err().unwrap().code(),
             Code::InputInvalid
         );
         assert_eq!(
-            read_page(&path, 99, 10, None).err().unwrap().code(),
+            read_page(&doc, 99, 10, None).err().unwrap().code(),
             Code::InputInvalid
         );
         assert_eq!(
-            read_page(&path, 2, 2, None).err().unwrap().code(),
+            read_page(&doc, 2, 2, None).err().unwrap().code(),
             Code::BudgetExceeded
         );
-        let all = read_page(&path, 0, 100, None).unwrap();
+        let all = read_page(&doc, 0, 100, None).unwrap();
         assert_eq!(all.text, "é€🙂");
         assert_eq!(
-            read_whole(&path, 3).err().unwrap().code(),
+            read_whole(&doc, 3).err().unwrap().code(),
             Code::DocumentTooLarge
         );
     }
 
     #[test]
     fn invalid_utf8_and_changed_files_are_unreadable() {
-        let path = temp("utf8", b"ok \xff bad");
+        let (doc, _) = temp("utf8", b"ok \xff bad");
         assert_eq!(
-            read_whole(&path, 100).err().unwrap().code(),
+            read_whole(&doc, 100).err().unwrap().code(),
             Code::DocumentUnreadable
         );
         assert_eq!(
-            read_page(&path, 0, 100, None).err().unwrap().code(),
+            read_page(&doc, 0, 100, None).err().unwrap().code(),
             Code::DocumentUnreadable
         );
-        let path = temp("changed", b"one\n\ntwo\n\nthree");
-        let first = read_page(&path, 0, 6, None).unwrap();
+        let (doc, path) = temp("changed", b"one\n\ntwo\n\nthree");
+        let first = read_page(&doc, 0, 6, None).unwrap();
         fs::File::create(&path)
             .unwrap()
             .write_all(b"ONE\n\ntwo\n\nthree!")
             .unwrap();
-        let e = read_page(&path, first.end, 6, Some(&first.known))
+        let e = read_page(&doc, first.end, 6, Some(&first.known))
             .err()
             .unwrap();
         assert_eq!(e.code(), Code::RevisionMismatch);
@@ -396,10 +402,10 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn directories_and_fifos_are_denied_without_blocking() {
-        let dir = std::env::temp_dir().join(format!("cg-body-{}-fifo", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let dir = dir("fifo");
+        fs::create_dir_all(dir.join("sub")).unwrap();
         assert_eq!(
-            read_whole(&dir, 10).err().unwrap().code(),
+            read_whole(&at(&dir, "sub"), 10).err().unwrap().code(),
             Code::DocumentAccessDenied
         );
         let fifo = dir.join("pipe.md");
@@ -409,11 +415,14 @@ mod tests {
             .status()
             .unwrap();
         assert_eq!(
-            read_whole(&fifo, 10).err().unwrap().code(),
+            read_whole(&at(&dir, "pipe.md"), 10).err().unwrap().code(),
             Code::DocumentAccessDenied
         );
         assert_eq!(
-            read_page(&fifo, 0, 10, None).err().unwrap().code(),
+            read_page(&at(&dir, "pipe.md"), 0, 10, None)
+                .err()
+                .unwrap()
+                .code(),
             Code::DocumentAccessDenied
         );
     }

@@ -60,6 +60,8 @@ pub struct PageRange {
 pub struct HostBodies {
     /// Whether the host configured any reader at all.
     pub enabled: bool,
+    /// `read.readerTimeoutMs`, sent with every request.
+    reader_timeout_ms: u64,
     answers: HashMap<String, Answer>,
     requests: RefCell<Vec<Value>>,
 }
@@ -129,9 +131,16 @@ impl HostBodies {
         }
         HostBodies {
             enabled,
+            reader_timeout_ms: crate::config::Budgets::default().read.reader_timeout_ms,
             answers: map,
             requests: RefCell::new(Vec::new()),
         }
+    }
+
+    /// How long the JS layer waits for one reader call before the document is unreadable.
+    pub fn with_reader_timeout(mut self, ms: u64) -> HostBodies {
+        self.reader_timeout_ms = ms;
+        self
     }
 
     /// The documents still to be read by the host, as the JS layer receives them.
@@ -175,6 +184,7 @@ impl HostBodies {
         request.insert("staticRevision".into(), s.static_revision.clone().into());
         request.insert("ref".into(), serde_json::to_value(doc).unwrap_or_default());
         request.insert("maxBytes".into(), max_bytes.into());
+        request.insert("timeoutMs".into(), self.reader_timeout_ms.into());
         if let Some(stream) = stream {
             request.insert("stream".into(), stream);
         }

@@ -8,9 +8,10 @@ pub mod stream;
 
 use crate::definitions::model::{DocumentRef, Locator};
 use crate::error::{Code, GraphError, NextAction, Result};
+use crate::fsx::beneath::{Refusal, RootDir};
 use crate::snapshot::{BoundRoot, ProviderSnapshot};
-use std::fs;
-use std::path::PathBuf;
+use std::fs::{self, File};
+use std::sync::Arc;
 
 /// How a document's location is reported: its path, `root:<alias>/<path>`, or its URL.
 pub fn source(doc: &DocumentRef) -> String {
@@ -44,12 +45,14 @@ fn unreadable_retry() -> GraphError {
     GraphError::new(Code::DocumentUnreadable).with_action(NextAction::Retry)
 }
 
-/// A bound alias root must still be what it was bound to: same real path, same package.
+/// A bound alias root must still be what it was bound to: same real path, same package. Reads
+/// go through the handle whatever this says; it tells a reinstalled package from the one bound.
 fn check_root(root: &BoundRoot) -> Result<()> {
-    let same_dir = fs::canonicalize(&root.dir).is_ok_and(|d| d == root.dir);
+    let dir = root.dir();
+    let same_dir = fs::canonicalize(dir).is_ok_and(|d| d == dir);
     let same_identity = match &root.package {
         None => true,
-        Some(name) => roots::package_identity(&root.dir, name).as_ref() == Some(&root.identity),
+        Some(name) => roots::package_identity(dir, name).as_ref() == Some(&root.identity),
     };
     if same_dir && same_identity {
         Ok(())
@@ -58,9 +61,42 @@ fn check_root(root: &BoundRoot) -> Result<()> {
     }
 }
 
-/// The real path of a relative-file document, inside its root. URL documents are references
-/// only (the engine never fetches).
-pub fn locate(s: &ProviderSnapshot, doc: &DocumentRef) -> Result<PathBuf> {
+/// A relative-file document: the root handle it lies beneath and its path there. Every read
+/// opens it anew through the handle, so what a cursor or a retriever reads later is checked
+/// the same way as the first read.
+#[derive(Clone, Debug)]
+pub struct Located {
+    root: Arc<RootDir>,
+    rel: String,
+}
+
+impl Located {
+    pub fn new(root: Arc<RootDir>, rel: &str) -> Located {
+        Located {
+            root,
+            rel: rel.to_owned(),
+        }
+    }
+
+    /// Opens the document beneath its root: a regular file inside it, or a document error.
+    pub fn open(&self) -> Result<File> {
+        self.root
+            .open_file(&self.rel)
+            .map_err(|refusal| match refusal {
+                Refusal::NotFound => GraphError::new(Code::DocumentNotFound),
+                // Symlinks may point anywhere; only what stays inside the root is served.
+                Refusal::Outside => GraphError::new(Code::DocumentAccessDenied),
+                Refusal::NotRegular => {
+                    GraphError::new(Code::DocumentAccessDenied).detail("reason", "not_regular_file")
+                }
+                Refusal::Unreadable => unreadable_retry(),
+            })
+    }
+}
+
+/// Where a relative-file document lies. URL documents are references only (the engine never
+/// fetches).
+pub fn locate(s: &ProviderSnapshot, doc: &DocumentRef) -> Result<Located> {
     let (path, alias) = match &doc.locator {
         Locator::RelativeFile { path, root, .. } => (path, root),
         Locator::Http { .. } => return Err(GraphError::new(Code::DocumentReferenceOnly)),
@@ -80,26 +116,8 @@ pub fn locate(s: &ProviderSnapshot, doc: &DocumentRef) -> Result<PathBuf> {
                 .map(|(_, r)| r)
                 .ok_or_else(|| GraphError::new(Code::Internal))?;
             check_root(bound)?;
-            bound.dir.clone()
+            bound.handle.clone()
         }
     };
-    let mut joined = root.clone();
-    joined.extend(path.split('/'));
-    let real = match fs::canonicalize(&joined) {
-        Ok(real) => real,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Err(GraphError::new(Code::DocumentNotFound))
-        }
-        Err(_) => return Err(unreadable_retry()),
-    };
-    // Symlinks and junctions may point anywhere; only what stays inside the root is served.
-    if !real.starts_with(&root) {
-        return Err(GraphError::new(Code::DocumentAccessDenied));
-    }
-    Ok(real)
+    Ok(Located::new(root, path))
 }

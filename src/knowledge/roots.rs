@@ -1,15 +1,18 @@
 //! Trusted document roots, bound once when a provider loads: the provider's own root (a file
 //! provider's folder, an inline provider's `documentRoot`) and its `knowledgeRoots` aliases
-//! (directories, or installed npm packages found as Node.js would find them). Each is
-//! resolved to its real path; none ever appears in an output.
+//! (directories, or installed npm packages found as Node.js would find them). Each is opened
+//! once as a directory handle that every read beneath it goes through; no root path ever
+//! appears in an output.
 
 use crate::config::{KnowledgeRootSpec, ProviderSource, SourceKind};
 use crate::error::{Code, GraphError, Phase, Result};
+use crate::fsx::beneath::RootDir;
 use crate::snapshot::{BoundRoot, DocumentRoots};
 use serde_json::Value;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// `package.json` files larger than this are not read.
 const PACKAGE_JSON_MAX_BYTES: u64 = 262_144;
@@ -23,6 +26,10 @@ fn unusable(path: String, expected: &str) -> GraphError {
 
 fn real_dir(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok().filter(|p| p.is_dir())
+}
+
+fn open_dir(path: &Path) -> Option<Arc<RootDir>> {
+    RootDir::open(path).ok().map(Arc::new)
 }
 
 /// The first `node_modules/<name>` from `from` upwards, as `require` looks for packages.
@@ -56,9 +63,9 @@ pub fn package_identity(dir: &Path, name: &str) -> Option<String> {
 fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<BoundRoot> {
     let at = format!("{path}.knowledgeRoots[{}]", Value::from(alias));
     match spec {
-        KnowledgeRootSpec::Directory { root_dir } => real_dir(root_dir)
-            .map(|dir| BoundRoot {
-                dir,
+        KnowledgeRootSpec::Directory { root_dir } => open_dir(root_dir)
+            .map(|handle| BoundRoot {
+                handle,
                 identity: "directory".into(),
                 package: None,
             })
@@ -79,8 +86,14 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
                     "package with a readable package.json naming it",
                 )
             })?;
+            let handle = open_dir(&dir).ok_or_else(|| {
+                unusable(
+                    format!("{at}.packageName"),
+                    "package directory that can be opened",
+                )
+            })?;
             Ok(BoundRoot {
-                dir,
+                handle,
                 identity,
                 package: Some(package_name.clone()),
             })
@@ -88,47 +101,47 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
     }
 }
 
-/// Binds every root of `source`.
-pub fn bind(source: &ProviderSource) -> Result<DocumentRoots> {
-    bind_with(source, None)
+/// Opens the provider's own document root when its source names one: an inline provider's
+/// `documentRoot` or a database view's `knowledgeRootDir`. A file provider's root is opened
+/// by its loader, which reads the definitions beneath the same handle.
+pub fn open_own(
+    source: &ProviderSource,
+    database_root: Option<PathBuf>,
+) -> Result<Option<Arc<RootDir>>> {
+    let (dir, at, expected) = match (&source.kind, database_root) {
+        (
+            SourceKind::Inline {
+                document_root: Some(dir),
+                ..
+            },
+            _,
+        ) => (
+            dir.clone(),
+            format!("{}.documentRoot", source.path),
+            "readable directory",
+        ),
+        (SourceKind::Database { .. }, Some(dir)) => (
+            dir,
+            format!("{}.authority", source.path),
+            "database view with a readable knowledgeRootDir",
+        ),
+        _ => return Ok(None),
+    };
+    open_dir(&dir)
+        .map(Some)
+        .ok_or_else(|| unusable(at, expected))
 }
 
-/// Binds every root of `source`; `database_root` is a database view's `knowledgeRootDir`.
-pub fn bind_with(source: &ProviderSource, database_root: Option<PathBuf>) -> Result<DocumentRoots> {
-    let default_root = match &source.kind {
-        SourceKind::File { root, .. } => Some(real_dir(root).ok_or_else(|| {
-            unusable(
-                format!("{}.authority.rootDir", source.path),
-                "readable directory",
-            )
-        })?),
-        SourceKind::Inline {
-            document_root: Some(dir),
-            ..
-        } => Some(real_dir(dir).ok_or_else(|| {
-            unusable(
-                format!("{}.documentRoot", source.path),
-                "readable directory",
-            )
-        })?),
-        SourceKind::Database { .. } => match database_root {
-            Some(dir) => Some(real_dir(&dir).ok_or_else(|| {
-                unusable(
-                    format!("{}.authority", source.path),
-                    "database view with a readable knowledgeRootDir",
-                )
-            })?),
-            None => None,
-        },
-        _ => None,
-    };
+/// Binds every root of `source`: `own` is its own root, opened already, and each
+/// `knowledgeRoots` alias is opened here.
+pub fn bind(source: &ProviderSource, own: Option<Arc<RootDir>>) -> Result<DocumentRoots> {
     let aliases = source
         .knowledge_roots
         .iter()
         .map(|(alias, spec)| Ok((alias.clone(), bind_alias(alias, spec, &source.path)?)))
         .collect::<Result<_>>()?;
     Ok(DocumentRoots {
-        default_root,
+        default_root: own,
         aliases,
     })
 }

@@ -17,7 +17,6 @@ use crate::query::resolve::resolution;
 use crate::query::views::{to_json, CapabilityId};
 use crate::query::Call;
 use crate::scope::{Meta, View};
-use lexical::LexicalIndex;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -210,19 +209,15 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
     }
     match executor {
         Executor::Lexical { min_score } => {
-            let indexes: Vec<&LexicalIndex> = session
-                .view
-                .served
-                .iter()
-                .map(|(s, _)| s.lexical())
-                .collect();
-            let ranked = lexical::rank(&indexes, &req.intent, req.limit as usize, *min_score);
+            let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
+                session.view.served.iter().map(|(s, _)| &**s).collect();
+            let ranked = lexical::rank(&snapshots, &req.intent, req.limit as usize, *min_score);
             let selections: Vec<Selection> = ranked
-                .iter()
+                .into_iter()
                 .map(|r| Selection {
                     node: (r.provider, r.node),
-                    reason: None,
-                    confidence: Some((r.coverage * 1000.0).round() / 1000.0),
+                    reason: Some(r.reason),
+                    confidence: Some((r.confidence * 1000.0).round() / 1000.0),
                 })
                 .collect();
             let status = if selections.is_empty() {

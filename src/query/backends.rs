@@ -2,7 +2,7 @@
 //! and `queryRuntime` (runtime adapters). Their arguments are checked here; without the backend
 //! they answer its configuration code, never an empty result.
 
-use super::args::{capability_ref, clamped_integer, invalid, Args};
+use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
@@ -43,6 +43,10 @@ pub fn retrieve_start(call: &Call, json: &str) -> Result<Started> {
     let args = Args::parse(json, &keys)?;
     let text = text(&args, "text")?;
     let budget = &call.budgets.retrieve_capabilities;
+    if text.len() as u64 > budget.max_text_bytes {
+        return Err(too_large("text", budget.max_text_bytes)
+            .detail("budget", "retrieveCapabilities.maxTextBytes"));
+    }
     let limit = match args.get("limit")? {
         None => budget.max_candidates,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_candidates)?,
@@ -64,6 +68,7 @@ pub fn retrieve_start(call: &Call, json: &str) -> Result<Started> {
         configured: call.state.providers.keys().cloned().collect(),
         limit,
         max_candidate_bytes: budget.max_candidate_bytes,
+        timeout_ms: budget.timeout_ms,
     })))
 }
 
@@ -74,6 +79,7 @@ struct Retrieval {
     configured: Vec<String>,
     limit: u64,
     max_candidate_bytes: u64,
+    timeout_ms: u64,
 }
 
 fn contract(reason: &str) -> GraphError {
@@ -145,7 +151,7 @@ impl HostCall for Retrieval {
     }
 
     fn timeout_ms(&self) -> Option<u64> {
-        None
+        Some(self.timeout_ms)
     }
 
     fn finish(&self, output: &str) -> Result<String> {
@@ -205,6 +211,9 @@ impl HostCall for Retrieval {
     }
 }
 
+/// The most bytes of a runtime `project` or `environment`.
+const MAX_CONTEXT_BYTES: usize = 256;
+
 /// `queryRuntime`: the provider's runtime adapter observes running instances; the engine
 /// checks the page, the observation and every instance, and binds its cursor to the runtime
 /// revision it was served from.
@@ -225,6 +234,9 @@ pub fn runtime_start(call: &Call, json: &str) -> Result<Started> {
     let mut context = Vec::with_capacity(2);
     for key in ["project", "environment"] {
         match args.string(key)? {
+            Some(s) if s.len() > MAX_CONTEXT_BYTES => {
+                return Err(too_large(key, MAX_CONTEXT_BYTES as u64))
+            }
             Some(s) if !s.trim().is_empty() => context.push(s),
             _ => return Err(GraphError::new(Code::RuntimeContextRequired).detail("field", key)),
         }

@@ -1,13 +1,13 @@
 //! `listCatalog`: every capability in scope, providers in ID order then capabilities in ID
 //! order, filtered by ID prefix or direct parent, paged by count and bytes.
 
-use super::args::{capability_ref, clamped_integer, invalid, Args};
-use super::page::{cursor_member_len, no_progress, oversized_row, Rows, Warnings};
+use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
+use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
 use super::views::{to_json, CatalogRecord};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::Result;
-use crate::ids::{format_qualified, parse_qualified};
+use crate::ids::{format_qualified, parse_qualified, ID_MAX_BYTES};
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::Kind;
 use serde_json::json;
@@ -57,6 +57,10 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.catalog;
     let prefix = args.string("capabilityIdPrefix")?.unwrap_or("");
+    // No capability ID is longer, and the page echoes the prefix in its meta.
+    if prefix.len() > ID_MAX_BYTES {
+        return Err(too_large("capabilityIdPrefix", ID_MAX_BYTES as u64));
+    }
     let limit = match args.get("limit")? {
         None => budget.max_items,
         Some(v) => clamped_integer(v, "limit", 1, budget.max_items)?,
@@ -203,5 +207,5 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     }
     out.push('}');
     debug_assert_eq!(out.len(), page_len(items_len, &warnings, next));
-    Ok(out)
+    within_budget(out, "catalog.maxBytes", budget.max_bytes)
 }

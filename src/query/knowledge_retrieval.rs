@@ -14,12 +14,11 @@ use crate::hostcall::{Host, HostCall};
 use crate::ids::{format_qualified, is_knowledge_id};
 use crate::knowledge::body::{identify, page_in, read_page, read_range, Known};
 use crate::knowledge::host::HostBodies;
-use crate::knowledge::{content_type, locate, source};
+use crate::knowledge::{content_type, locate, source, Located};
 use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// A target as the engine keeps it while the retriever runs.
@@ -40,14 +39,14 @@ struct Observed {
 /// (read again at the hit's range, and only while unchanged).
 enum Body {
     Bytes(Vec<u8>),
-    File { path: PathBuf, known: Known },
+    File { at: Located, known: Known },
 }
 
 impl Body {
     fn range(&self, start: u64, end: u64) -> Result<Option<Vec<u8>>> {
         match self {
             Body::Bytes(b) => Ok(b.get(start as usize..end as usize).map(<[u8]>::to_vec)),
-            Body::File { path, known } => read_range(path, start, end, known),
+            Body::File { at, known } => read_range(at, start, end, known),
         }
     }
 }
@@ -69,6 +68,10 @@ pub(super) struct Limits {
     pub(super) read_max_bytes: u64,
     /// `read.maxResponseBytes`: the cap of one `access.read`.
     pub(super) read_max_response: u64,
+    /// `queryKnowledge.timeoutMs`: how long the retriever may run.
+    pub(super) timeout_ms: u64,
+    /// `read.readerTimeoutMs`: how long one host reader call may take.
+    pub(super) reader_timeout_ms: u64,
 }
 
 pub(super) struct KnowledgeSearch {
@@ -227,14 +230,14 @@ impl KnowledgeSearch {
                 )
             }
             Locator::RelativeFile { .. } => {
-                let path = locate(s, &t.doc)?;
-                let (known, total) = identify(&path)?;
+                let at = locate(s, &t.doc)?;
+                let (known, total) = identify(&at)?;
                 let content_type = content_type(&t.doc).to_owned();
                 (
                     known.content_id.clone(),
                     total,
                     content_type,
-                    Body::File { path, known },
+                    Body::File { at, known },
                 )
             }
         };
@@ -257,7 +260,7 @@ impl KnowledgeSearch {
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         let page = match &observed.body {
             Body::Bytes(b) => page_in(b, offset, chunk, None)?,
-            Body::File { path, known } => read_page(path, offset, chunk, Some(known))?,
+            Body::File { at, known } => read_page(at, offset, chunk, Some(known))?,
         };
         Ok(json!({ "text": page.text, "end": page.end }))
     }
@@ -466,13 +469,14 @@ impl HostCall for KnowledgeSearch {
     }
 
     fn timeout_ms(&self) -> Option<u64> {
-        None
+        Some(self.limits.timeout_ms)
     }
 
     /// `{op: "read"|"scan"|"chunk", operation, target, maxBytes?, chunkBytes?, offset?}` from
     /// the retriever's access (`operation` numbers its reads and scans from 1);
     /// `{op: "expire", started}` once it settled, with the number of operations it started
-    /// (answers `{unread}`); `{op: "rest"}` before its answer is judged.
+    /// (answers `{unread, readerTimeoutMs}`: how long those may still take); `{op: "rest"}`
+    /// before its answer is judged.
     fn ask(
         &self,
         question: &str,
@@ -481,7 +485,8 @@ impl HostCall for KnowledgeSearch {
     ) -> Result<String> {
         let q: Map<String, Value> =
             serde_json::from_str(question).map_err(|_| GraphError::new(Code::Internal))?;
-        let host = HostBodies::new(self.has_readers, answers, bodies);
+        let host = HostBodies::new(self.has_readers, answers, bodies)
+            .with_reader_timeout(self.limits.reader_timeout_ms);
         let answer = match q.get("op").and_then(Value::as_str) {
             Some("read" | "scan" | "chunk") => self
                 .access_read(&q, &host)
@@ -496,7 +501,10 @@ impl HostCall for KnowledgeSearch {
                 access.started.get_or_insert(started);
                 // How many targets the engine still has to read before the answer is judged.
                 let unread = access.observed.iter().filter(|o| o.is_none()).count();
-                Ok(Some(format!(r#"{{"unread":{unread}}}"#)))
+                let ms = self.limits.reader_timeout_ms;
+                Ok(Some(format!(
+                    r#"{{"unread":{unread},"readerTimeoutMs":{ms}}}"#
+                )))
             }
             _ => Err(GraphError::new(Code::Internal)),
         };

@@ -75,11 +75,13 @@ pub(super) struct Target<'a> {
 fn context_digest(s: &ProviderSnapshot, doc: &DocumentRef) -> String {
     let (dir, identity) = match &doc.locator {
         Locator::Http { .. } => (None, None),
-        Locator::RelativeFile { root: None, .. } => (s.roots.default_root.as_deref(), None),
+        Locator::RelativeFile { root: None, .. } => {
+            (s.roots.default_root.as_deref().map(|r| r.real_path()), None)
+        }
         Locator::RelativeFile {
             root: Some(alias), ..
         } => match s.roots.aliases.iter().find(|(a, _)| a == alias) {
-            Some((_, bound)) => (Some(bound.dir.as_path()), Some(bound.identity.as_str())),
+            Some((_, bound)) => (Some(bound.dir()), Some(bound.identity.as_str())),
             None => (None, None),
         },
     };
@@ -292,6 +294,10 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
         .string("text")?
         .filter(|t| !t.trim().is_empty())
         .ok_or_else(|| invalid("text", "non-blank string"))?;
+    if text.len() as u64 > budget.max_text_bytes {
+        return Err(input_too_large("text", budget.max_text_bytes)
+            .detail("budget", "queryKnowledge.maxTextBytes"));
+    }
     if filters.knowledge_ids.as_ref().is_some_and(Vec::is_empty) {
         return Err(invalid("knowledgeIds", "array of 1 or more knowledge IDs"));
     }
@@ -352,6 +358,8 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
         max_target_bytes: budget.max_target_bytes,
         read_max_bytes: call.budgets.read.max_bytes,
         read_max_response: call.budgets.read.max_response_bytes,
+        timeout_ms: budget.timeout_ms,
+        reader_timeout_ms: call.budgets.read.reader_timeout_ms,
     };
     let warnings = meta.warnings;
     Ok(Started::Ask(Box::new(KnowledgeSearch::new(

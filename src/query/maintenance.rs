@@ -99,7 +99,7 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
             checked += 1;
             // A first page scans the whole file: existence, type, UTF-8, stability. Four bytes
             // hold any first character.
-            if let Err(e) = locate(s, doc).and_then(|path| read_page(&path, 0, 4, None)) {
+            if let Err(e) = locate(s, doc).and_then(|at| read_page(&at, 0, 4, None)) {
                 let mut f = json!({ "knowledgeId": doc.knowledge_id, "code": e.code().as_str() });
                 if let Some(c) = capability {
                     f["capabilityId"] = c.into();

@@ -101,5 +101,5 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
     out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
-    Ok(out)
+    super::page::within_budget(out, "detail.maxBytes", budget.max_bytes)
 }

@@ -2,7 +2,7 @@
 //! cursor, all sharing one byte budget (reference/core.md §6.2).
 
 use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
-use super::page::{cursor_member_len, no_progress, oversized_row, Rows, Warnings};
+use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
 use super::views::{to_json, CapabilityId, CatalogRecord, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
@@ -308,5 +308,5 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         to_json(&meta)
     );
     debug_assert_eq!(page.len(), page_len(&skeletons, &shapes, &warnings));
-    Ok(page)
+    within_budget(page, "neighbors.maxBytes", budget.max_bytes)
 }

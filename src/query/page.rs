@@ -93,7 +93,34 @@ pub fn no_progress(budget: &'static str, limit: u64) -> GraphError {
         .detail("limit", limit)
 }
 
+/// A finished page, refused when it is over its byte budget even without rows (its meta and
+/// echoed filters alone): no page ever exceeds its budget.
+pub fn within_budget(page: String, budget: &'static str, limit: u64) -> Result<String, GraphError> {
+    if page.len() as u64 > limit {
+        Err(no_progress(budget, limit))
+    } else {
+        Ok(page)
+    }
+}
+
 /// Extra bytes a `"nextCursor":"…"` member adds to an object.
 pub fn cursor_member_len(cursor_len: usize) -> usize {
     r#","nextCursor":"""#.len() + cursor_len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_over_its_budget_is_refused_not_served() {
+        let page = "x".repeat(301);
+        let e = within_budget(page, "catalog.maxBytes", 300).unwrap_err();
+        assert_eq!(e.code(), Code::BudgetExceeded);
+        assert_eq!(e.details().unwrap()["budget"], "catalog.maxBytes");
+        assert_eq!(
+            within_budget("ok".into(), "catalog.maxBytes", 2).unwrap(),
+            "ok"
+        );
+    }
 }

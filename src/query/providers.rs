@@ -225,5 +225,5 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
     out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
-    Ok(out)
+    super::page::within_budget(out, "specification.maxBytes", budget.max_bytes)
 }

@@ -2,11 +2,14 @@
 //! adjacencies (declared and derived inverse) and the static revision, all built once at load.
 
 pub mod revision;
+pub mod size;
 
 use crate::definitions::model::{KnowledgeRef, ProviderRecord};
 use crate::definitions::ValidatedProvider;
+use crate::fsx::beneath::RootDir;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
+use std::sync::Arc;
 
 /// The eight neighbour kinds, in their fixed order (reference/definitions.md §5.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,23 +127,53 @@ impl AuthorityKind {
     }
 }
 
-/// A trusted root bound at load: its real path, and what it was bound to (`directory`, or a
-/// package's name, version and manifest hash) so a later read can tell it changed.
-#[derive(Debug, Clone, PartialEq)]
+/// A trusted root bound at load: the directory handle every document beneath it is opened
+/// through, and what it was bound to (`directory`, or a package's name, version and manifest
+/// hash) so a later read can tell it changed.
+#[derive(Debug, Clone)]
 pub struct BoundRoot {
-    pub dir: PathBuf,
+    pub handle: Arc<RootDir>,
     pub identity: String,
     /// The npm package name for a package root.
     pub package: Option<String>,
 }
 
-/// Where a snapshot's documents are read from; never part of any output.
-#[derive(Debug, Default, PartialEq)]
+impl BoundRoot {
+    /// The real path it was opened at (never an output, never reopened by name).
+    pub fn dir(&self) -> &Path {
+        self.handle.real_path()
+    }
+}
+
+/// Where a snapshot's documents are read from; never part of any output. The handles stay
+/// open as long as the snapshot does.
+#[derive(Debug, Default)]
 pub struct DocumentRoots {
-    /// Real path of the file provider's root or of an inline provider's `documentRoot`.
-    pub default_root: Option<PathBuf>,
+    /// The file provider's root, an inline provider's `documentRoot` or a database view's
+    /// `knowledgeRootDir`.
+    pub default_root: Option<Arc<RootDir>>,
     /// `knowledgeRoots` aliases, bound.
     pub aliases: Vec<(String, BoundRoot)>,
+}
+
+/// Two snapshots read documents from the same place when their roots were opened at the same
+/// real paths and bound to the same identities (the handles themselves are never compared).
+impl PartialEq for DocumentRoots {
+    fn eq(&self, other: &DocumentRoots) -> bool {
+        let path = |root: &Option<Arc<RootDir>>| root.as_ref().map(|r| r.real_path().to_owned());
+        path(&self.default_root) == path(&other.default_root)
+            && self.aliases.len() == other.aliases.len()
+            && self
+                .aliases
+                .iter()
+                .zip(&other.aliases)
+                .all(|((a, x), (b, y))| {
+                    a == b
+                        && x.identity == y.identity
+                        && x.package == y.package
+                        && x.dir() == y.dir()
+                })
+    }
 }
 
 /// A validated provider as one immutable value; queries hold it through an `Arc`.
@@ -216,7 +249,23 @@ impl ProviderSnapshot {
         }
     }
 
-    /// The lexical index of this snapshot (built once, by the first `match` that needs it).
+    /// Whether the lexical index is built: a `match` that would have to build it first runs
+    /// off the JS thread instead.
+    pub fn lexical_ready(&self) -> bool {
+        self.lexical.get().is_some()
+    }
+
+    /// Closes the handles of every trusted root of this snapshot: nothing beneath them can be
+    /// opened any more, even by a query still holding the snapshot.
+    pub fn close_roots(&self) {
+        let aliases = self.roots.aliases.iter().map(|(_, r)| &r.handle);
+        for root in self.roots.default_root.iter().chain(aliases) {
+            root.close();
+        }
+    }
+
+    /// The lexical index of this snapshot, built once: in the background after open or reload
+    /// when the lexical executor is configured, else by the first `match` that needs it.
     pub fn lexical(&self) -> &crate::matching::lexical::LexicalIndex {
         self.lexical
             .get_or_init(|| crate::matching::lexical::LexicalIndex::build(self))

@@ -29,9 +29,26 @@ fn endpoint<'v>(item: &'v Value, provider_id: &str) -> Option<&'v str> {
     }
 }
 
-/// What the JS layer read from the adapter: `{ provider, sourceRevision, knowledgeRootDir?,
-/// capabilities: [record…], streams: { capabilityId: { kind: [capabilityId…] } } }`, or
-/// `{ failed: { code } }` when the adapter threw.
+/// Why a read the JS layer stopped failed, when a bound or deadline of `budgets.database` or a
+/// page rule stopped it (`{ failed: { reason } }`).
+const STOPPED: [&str; 6] = [
+    "database_call_timeout",
+    "database_read_timeout",
+    "database_too_many_records",
+    "database_too_many_bytes",
+    "invalid_store_page",
+    "neighbor_stream_unbounded",
+];
+
+/// The view fields that describe the source; read when the view is opened and again after the
+/// scans, they must not change in between.
+const CONTEXT: [&str; 3] = ["provider", "sourceRevision", "knowledgeRootDir"];
+
+/// What the JS layer read from the adapter: `{ provider, sourceRevision, knowledgeRootDir?, cwd,
+/// capabilities: [record…], streams: { capabilityId: { kind: [capabilityId…] } }, after }`, where
+/// the first three fields were read when the view was opened (`cwd` is the working directory
+/// then) and `after` holds them as read after the scans; or `{ failed: { code, reason? } }` when
+/// the adapter threw or the read was stopped.
 pub struct DatabaseRead {
     value: Value,
 }
@@ -45,6 +62,17 @@ impl DatabaseRead {
     /// `CG_CONFIG_INVALID` (phase `load`).
     fn failure(&self) -> Option<GraphError> {
         let failed = self.value.get("failed")?;
+        if let Some(reason) = failed
+            .get("reason")
+            .and_then(Value::as_str)
+            .and_then(|r| STOPPED.iter().find(|s| **s == r))
+        {
+            return Some(
+                GraphError::new(Code::ConfigInvalid)
+                    .with_phase(Phase::Load)
+                    .detail("reason", *reason),
+            );
+        }
         let code = failed.get("code").and_then(Value::as_str);
         Some(
             project_component_error(Component::DatabaseAuthority, code, Phase::Load)
@@ -52,13 +80,33 @@ impl DatabaseRead {
         )
     }
 
-    /// The provider's default document root, if the view named one.
+    /// The provider's default document root, if the view named one; a relative one is taken
+    /// from the working directory of the moment the view was opened.
     pub fn knowledge_root(&self) -> Option<PathBuf> {
-        self.value
+        let dir = self
+            .value
             .get("knowledgeRootDir")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
+            .map(PathBuf::from)?;
+        match self.value.get("cwd").and_then(Value::as_str) {
+            Some(cwd) if dir.is_relative() => Some(PathBuf::from(cwd).join(dir)),
+            _ => Some(dir),
+        }
+    }
+
+    /// The source's context must be the one the view was opened with.
+    fn check_context(&self) -> Result<()> {
+        let after = self.value.get("after");
+        let changed = CONTEXT
+            .iter()
+            .any(|field| self.value.get(*field) != after.and_then(|a| a.get(*field)));
+        if changed {
+            return Err(GraphError::new(Code::RevisionMismatch)
+                .with_phase(Phase::Load)
+                .detail("reason", "source_context_changed"));
+        }
+        Ok(())
     }
 
     /// Validates the read for the configured provider `provider_id`.
@@ -66,6 +114,7 @@ impl DatabaseRead {
         if let Some(e) = self.failure() {
             return Err(e);
         }
+        self.check_context()?;
         let v = &self.value;
         if v.get("sourceRevision")
             .and_then(Value::as_str)
@@ -152,5 +201,68 @@ impl DatabaseRead {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The error of validating `v`, or `None` when it validates.
+    fn error(v: Value) -> Option<GraphError> {
+        let roots = Roots {
+            aliases: &[],
+            default_root: false,
+        };
+        DatabaseRead::new(v).validate("p", &roots).err()
+    }
+
+    #[test]
+    fn a_stopped_read_names_its_reason_and_unknown_reasons_name_none() {
+        for reason in STOPPED {
+            let e = error(json!({ "failed": { "reason": reason } })).unwrap();
+            assert_eq!((e.code(), e.phase()), (Code::ConfigInvalid, Phase::Load));
+            assert_eq!(e.details().unwrap()["reason"], reason);
+        }
+        let e = error(json!({ "failed": { "reason": "/srv/secret" } })).unwrap();
+        assert_eq!((e.code(), e.details()), (Code::ConfigInvalid, None));
+    }
+
+    #[test]
+    fn source_fields_must_not_change_after_open() {
+        let provider = json!({ "providerId": "p", "name": "P", "version": "1" });
+        let opened = json!({ "provider": provider, "sourceRevision": "r1" });
+        for after in [
+            json!({ "provider": provider, "sourceRevision": "r2" }),
+            json!({ "provider": provider, "sourceRevision": "r1", "knowledgeRootDir": "k" }),
+            json!({ "provider": { "providerId": "p", "name": "Q", "version": "1" }, "sourceRevision": "r1" }),
+            Value::Null,
+        ] {
+            let mut v = opened.clone();
+            v["capabilities"] = json!([]);
+            v["streams"] = json!({});
+            v["after"] = after.clone();
+            let e = error(v).unwrap();
+            assert_eq!(
+                (e.code(), e.phase()),
+                (Code::RevisionMismatch, Phase::Load),
+                "{after}"
+            );
+            assert_eq!(e.details().unwrap()["reason"], "source_context_changed");
+        }
+        let mut same = opened.clone();
+        same["capabilities"] = json!([]);
+        same["streams"] = json!({});
+        same["after"] = opened;
+        assert!(error(same).is_none());
+    }
+
+    #[test]
+    fn a_relative_root_is_taken_from_the_directory_at_open() {
+        let r = DatabaseRead::new(json!({ "knowledgeRootDir": "docs", "cwd": "/srv/host" }));
+        assert_eq!(r.knowledge_root(), Some(PathBuf::from("/srv/host/docs")));
+        let abs = DatabaseRead::new(json!({ "knowledgeRootDir": "/abs", "cwd": "/srv/host" }));
+        assert_eq!(abs.knowledge_root(), Some(PathBuf::from("/abs")));
     }
 }

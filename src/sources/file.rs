@@ -2,16 +2,18 @@
 //! within a fixed budget and parses it as JSON. Schema validation happens elsewhere; this layer
 //! only guarantees that what it hands over came whole and unchanged from regular files inside the
 //! root, and that every failure names a relative file and a stable reason, never an absolute path
-//! or a parser message.
+//! or a parser message. The root is opened once as a directory handle; every directory listed
+//! and every file read is reached beneath it, never by a path re-resolved after a check.
 
 use crate::error::{Code, GraphError, Phase};
+use crate::fsx::beneath::{Dir, EntryType, Refusal, RootDir};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::fs::{self, File, FileType, Metadata};
-use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::SystemTime;
@@ -29,21 +31,24 @@ pub enum Layout {
     Directory,
 }
 
-/// One definition file, parsed but not validated.
+/// One definition file and what was made of it when it was read.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RawDefinitionFile {
+pub struct DefinitionFile<T> {
     /// Relative to the root, '/'-separated.
     pub file: String,
-    pub value: Value,
+    pub value: T,
 }
 
-/// A provider's manifest and definitions, parsed but not validated.
+/// A provider's manifest, parsed but not validated, and its definition files.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RawProviderFiles {
+pub struct ProviderFiles<T> {
     pub provider: Value,
     /// Sorted by `file` in byte order.
-    pub definitions: Vec<RawDefinitionFile>,
+    pub definitions: Vec<DefinitionFile<T>>,
 }
+
+/// Definition files parsed but not validated.
+pub type RawProviderFiles = ProviderFiles<Value>;
 
 const MANIFEST: &str = "provider.json";
 const CAPABILITIES_DIR: &str = "capabilities";
@@ -64,30 +69,49 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Below this many files per thread, spawning costs more than it saves.
 const FILES_PER_WORKER_MIN: usize = 64;
 
-/// Reads the manifest and every definition file of the provider rooted at `root`.
-///
-/// `config_path` is the config path of the root for error details, e.g.
+/// Opens a provider's root as the handle its files are read beneath; it must be a listable
+/// directory. `config_path` is the config path of the root for error details, e.g.
 /// `"providers[0].authority.rootDir"`.
+pub fn open_root(root: &Path, config_path: &str) -> Result<RootDir, GraphError> {
+    RootDir::open(root)
+        .ok()
+        .filter(|dir| dir.list_dir("").is_ok())
+        .ok_or_else(|| root_error(config_path))
+}
+
+/// Reads the manifest and every definition file of the provider beneath `root`.
 pub fn read_provider_dir(
-    root: &Path,
+    root: &RootDir,
     layout: Layout,
     provider_id: &str,
-    config_path: &str,
 ) -> Result<RawProviderFiles, GraphError> {
-    let root = resolve_root(root).ok_or_else(|| root_error(config_path))?;
+    read_provider_dir_with(root, layout, provider_id, &|_, value| value)
+}
+
+/// Like [`read_provider_dir`], handing each parsed definition file to `each` on the thread that
+/// read it, so a parsed tree lives no longer than its own file. The first failure to read (in
+/// sorted order) is reported whatever `each` made of the files.
+pub fn read_provider_dir_with<T: Send>(
+    root: &RootDir,
+    layout: Layout,
+    provider_id: &str,
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<ProviderFiles<T>, GraphError> {
     let fail = |file: &str, reason: Reason| definition_error(provider_id, file, reason);
 
-    let provider = read_manifest(&root).map_err(|reason| fail(MANIFEST, reason))?;
-    if layout == Layout::Directory && !is_real_dir(&join_rel(&root, CAPABILITIES_DIR)) {
+    let provider = read_manifest(root).map_err(|reason| fail(MANIFEST, reason))?;
+    if layout == Layout::Directory
+        && root.entry_type(CAPABILITIES_DIR) != Some(EntryType::Directory)
+    {
         return Err(fail(CAPABILITIES_DIR, Reason::DefinitionDirectoryRequired));
     }
-    let found = collect_candidates(&root, layout).map_err(|(file, reason)| fail(&file, reason))?;
+    let found = collect_candidates(root, layout).map_err(|(file, reason)| fail(&file, reason))?;
     if let Some(index) = first_case_collision(&found) {
         return Err(fail(&found[index].rel, Reason::DefinitionCaseCollision));
     }
     let definitions =
-        read_definitions(&root, found).map_err(|(file, reason)| fail(&file, reason))?;
-    Ok(RawProviderFiles {
+        read_definitions(root, found, each).map_err(|(file, reason)| fail(&file, reason))?;
+    Ok(ProviderFiles {
         provider,
         definitions,
     })
@@ -95,7 +119,7 @@ pub fn read_provider_dir(
 
 /// The definition files of a provider tree, relative to its root and sorted (for `migrate`).
 pub fn definition_files(root: &Path, layout: Layout) -> Result<Vec<String>, GraphError> {
-    let files = read_provider_dir(root, layout, "", "rootDir")?;
+    let files = read_provider_dir_with(&open_root(root, "rootDir")?, layout, "", &|_, _| ())?;
     Ok(files.definitions.into_iter().map(|d| d.file).collect())
 }
 
@@ -164,60 +188,14 @@ fn definition_error(provider_id: &str, file: &str, reason: Reason) -> GraphError
     }
 }
 
-/// The root's realpath, which every containment check compares against.
-fn resolve_root(root: &Path) -> Option<PathBuf> {
-    let real = fs::canonicalize(root).ok()?;
-    let listable = fs::metadata(&real).ok()?.is_dir() && fs::read_dir(&real).is_ok();
-    listable.then_some(real)
-}
-
-/// `lstat`-based, so a symlink named like the directory does not count.
-fn is_real_dir(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
-}
-
-/// Joins component by component: a verbatim Windows root (`\\?\`) would not treat '/' as a
-/// separator.
-fn join_rel(root: &Path, rel: &str) -> PathBuf {
-    let mut path = root.to_path_buf();
-    push_rel(&mut path, rel);
-    path
-}
-
-fn push_rel(path: &mut PathBuf, rel: &str) {
-    rel.split('/')
-        .filter(|part| !part.is_empty())
-        .for_each(|part| path.push(part));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Finding files
-
-/// What the walk saw at a path, without following it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EntryKind {
-    Regular,
-    Symlink,
-    /// FIFOs, sockets, devices, directories: never opened.
-    Other,
-}
-
-impl EntryKind {
-    fn of(file_type: FileType) -> EntryKind {
-        if file_type.is_symlink() {
-            EntryKind::Symlink
-        } else if file_type.is_file() {
-            EntryKind::Regular
-        } else {
-            EntryKind::Other
-        }
-    }
-}
 
 /// A file the layout says is a definition.
 struct Candidate {
     rel: String,
-    kind: EntryKind,
+    /// What the walk saw, without following it: never a directory.
+    kind: EntryType,
 }
 
 /// The part of the tree a directory belongs to, which changes which names are allowed in it.
@@ -263,7 +241,7 @@ enum Action {
 
 /// An iterative walk, so deep trees cannot exhaust the stack.
 struct Walk<'a> {
-    root: &'a Path,
+    root: &'a RootDir,
     layout: Layout,
     pending: Vec<PendingDir>,
     found: Vec<Candidate>,
@@ -273,7 +251,7 @@ struct Walk<'a> {
 }
 
 /// Every definition candidate sorted by relative path, or the first layout violation.
-fn collect_candidates(root: &Path, layout: Layout) -> Result<Vec<Candidate>, (String, Reason)> {
+fn collect_candidates(root: &RootDir, layout: Layout) -> Result<Vec<Candidate>, (String, Reason)> {
     let mut walk = Walk {
         root,
         layout,
@@ -296,35 +274,31 @@ fn collect_candidates(root: &Path, layout: Layout) -> Result<Vec<Candidate>, (St
 
 impl Walk<'_> {
     fn visit_dir(&mut self, dir: &PendingDir) {
-        let Ok(entries) = fs::read_dir(join_rel(self.root, &dir.rel)) else {
+        // Listing goes through real directories only, so a linked directory is never entered
+        // (and one swapped in since it was seen is unreadable, not followed).
+        let Ok(entries) = self.root.list_dir(&dir.rel) else {
             return self.refuse(dir.display_rel().to_owned(), Reason::DirectoryUnreadable);
         };
-        for entry in entries {
-            // `DirEntry::file_type` does not follow symlinks, so a linked directory is never
-            // entered.
-            let Ok((name, file_type)) = entry.and_then(|e| Ok((e.file_name(), e.file_type()?)))
-            else {
-                return self.refuse(dir.display_rel().to_owned(), Reason::DirectoryUnreadable);
-            };
-            self.visit_entry(dir, &name, file_type);
+        for (name, kind) in entries {
+            self.visit_entry(dir, &name, kind);
         }
     }
 
-    fn visit_entry(&mut self, dir: &PendingDir, name: &OsStr, file_type: FileType) {
+    fn visit_entry(&mut self, dir: &PendingDir, name: &OsStr, kind: EntryType) {
         let Some(name) = name.to_str() else {
-            return self.visit_undecodable(dir, name, file_type);
+            return self.visit_undecodable(dir, name, kind);
         };
         if let Some(reason) = self.name_violation(dir, name) {
             return self.refuse(dir.child(name), reason);
         }
-        if file_type.is_dir() {
+        if kind == EntryType::Directory {
             return self.descend(dir, name);
         }
-        match self.file_action(dir.area, name, file_type) {
+        match self.file_action(dir.area, name, kind) {
             Action::Ignore => {}
             Action::Collect => self.found.push(Candidate {
                 rel: dir.child(name),
-                kind: EntryKind::of(file_type),
+                kind,
             }),
             Action::Refuse(reason) => self.refuse(dir.child(name), reason),
         }
@@ -332,8 +306,9 @@ impl Walk<'_> {
 
     /// Relative paths are reported and sorted as strings, which a non-UTF-8 name cannot be, so
     /// such a name is refused wherever it could hide a definition.
-    fn visit_undecodable(&mut self, dir: &PendingDir, name: &OsStr, file_type: FileType) {
-        if file_type.is_dir() || name.as_encoded_bytes().ends_with(JSON_SUFFIX.as_bytes()) {
+    fn visit_undecodable(&mut self, dir: &PendingDir, name: &OsStr, kind: EntryType) {
+        if kind == EntryType::Directory || name.as_encoded_bytes().ends_with(JSON_SUFFIX.as_bytes())
+        {
             self.refuse(dir.child(&name.to_string_lossy()), Reason::InvalidFileName);
         }
     }
@@ -370,11 +345,11 @@ impl Walk<'_> {
 
     /// Non-regular entries with a definition's name are collected rather than ignored, so that a
     /// FIFO or socket posing as a definition is reported instead of silently dropped.
-    fn file_action(&self, area: Area, name: &str, file_type: FileType) -> Action {
+    fn file_action(&self, area: Area, name: &str, kind: EntryType) -> Action {
         match (self.layout, area) {
             (Layout::Legacy, _) if name.ends_with(LEGACY_SUFFIX) => Action::Collect,
             (Layout::Legacy, _) => Action::Ignore,
-            (Layout::Directory, Area::Capabilities) if file_type.is_symlink() => {
+            (Layout::Directory, Area::Capabilities) if kind == EntryType::Symlink => {
                 Action::Refuse(Reason::DefinitionSymlinkUnsupported)
             }
             (Layout::Directory, Area::Capabilities) if name.ends_with(JSON_SUFFIX) => {
@@ -420,51 +395,32 @@ fn fold_case(rel: &str) -> Cow<'_, str> {
 // ---------------------------------------------------------------------------------------------
 // Reading files
 
-/// The manifest gets its own pre-checks because a missing one needs its own reason.
-fn read_manifest(root: &Path) -> Result<Value, Reason> {
-    let kind = manifest_kind(&join_rel(root, MANIFEST))?;
-    Reader::new(root).read(MANIFEST, kind)
-}
-
-fn manifest_kind(path: &Path) -> Result<EntryKind, Reason> {
-    let kind = EntryKind::of(
-        fs::symlink_metadata(path)
-            .map_err(missing_or_unreadable)?
-            .file_type(),
-    );
-    let is_file = match kind {
-        EntryKind::Regular => true,
-        EntryKind::Other => false,
-        EntryKind::Symlink => fs::metadata(path).map_err(missing_or_unreadable)?.is_file(),
-    };
-    if is_file {
-        Ok(kind)
-    } else {
-        Err(Reason::FileUnreadable)
-    }
-}
-
-fn missing_or_unreadable(error: io::Error) -> Reason {
-    if error.kind() == io::ErrorKind::NotFound {
-        Reason::ProviderManifestRequired
-    } else {
-        Reason::FileUnreadable
-    }
+/// The manifest gets its own reasons: a missing one is required, anything else unreadable.
+fn read_manifest(root: &RootDir) -> Result<Value, Reason> {
+    let file = root.open_file(MANIFEST).map_err(|refusal| match refusal {
+        Refusal::NotFound => Reason::ProviderManifestRequired,
+        Refusal::Outside => Reason::OutsideRoot,
+        Refusal::NotRegular | Refusal::Unreadable => Reason::FileUnreadable,
+    })?;
+    let mut bytes = Vec::new();
+    read_whole(&file, &mut bytes)?;
+    parse_json(&bytes)
 }
 
 /// Reads all candidates, in parallel when there are enough, and pairs them with their paths.
-fn read_definitions(
-    root: &Path,
+fn read_definitions<T: Send>(
+    root: &RootDir,
     found: Vec<Candidate>,
-) -> Result<Vec<RawDefinitionFile>, (String, Reason)> {
-    let values = match read_all(root, &found) {
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<Vec<DefinitionFile<T>>, (String, Reason)> {
+    let values = match read_all(root, &found, each) {
         Ok(values) => values,
         Err((index, reason)) => return Err((found[index].rel.clone(), reason)),
     };
     Ok(found
         .into_iter()
         .zip(values)
-        .map(|(candidate, value)| RawDefinitionFile {
+        .map(|(candidate, value)| DefinitionFile {
             file: candidate.rel,
             value,
         })
@@ -480,8 +436,12 @@ enum ChunkError {
 /// Contiguous chunks, one per worker. Each chunk stops at its own first failure, and every chunk
 /// stops once a lower index has failed, so the lowest failing index is always found and reported
 /// whatever the thread timing.
-fn read_all(root: &Path, found: &[Candidate]) -> Result<Vec<Value>, (usize, Reason)> {
-    let outcomes = read_chunks(root, found, worker_count(found.len()));
+fn read_all<T: Send>(
+    root: &RootDir,
+    found: &[Candidate],
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<Vec<T>, (usize, Reason)> {
+    let outcomes = read_chunks(root, found, worker_count(found.len()), each);
     let failure = outcomes
         .iter()
         .filter_map(|outcome| match outcome {
@@ -499,10 +459,15 @@ fn read_all(root: &Path, found: &[Candidate]) -> Result<Vec<Value>, (usize, Reas
         .collect())
 }
 
-type ChunkOutcome = Result<Vec<Value>, ChunkError>;
+type ChunkOutcome<T> = Result<Vec<T>, ChunkError>;
 
 /// One outcome per chunk, in chunk order.
-fn read_chunks(root: &Path, found: &[Candidate], workers: usize) -> Vec<ChunkOutcome> {
+fn read_chunks<T: Send>(
+    root: &RootDir,
+    found: &[Candidate],
+    workers: usize,
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Vec<ChunkOutcome<T>> {
     let chunk_len = found.len().div_ceil(workers).max(1);
     let first_failure = &AtomicUsize::new(usize::MAX);
     thread::scope(|scope| {
@@ -510,7 +475,7 @@ fn read_chunks(root: &Path, found: &[Candidate], workers: usize) -> Vec<ChunkOut
             .chunks(chunk_len)
             .enumerate()
             .map(|(n, chunk)| {
-                let job = move || read_chunk(root, chunk, n * chunk_len, first_failure);
+                let job = move || read_chunk(root, chunk, n * chunk_len, first_failure, each);
                 let handle = if workers > 1 {
                     thread::Builder::new().spawn_scoped(scope, job).ok()
                 } else {
@@ -538,12 +503,13 @@ fn worker_count(files: usize) -> usize {
     cores.min(files / FILES_PER_WORKER_MIN).max(1)
 }
 
-fn read_chunk(
-    root: &Path,
+fn read_chunk<T>(
+    root: &RootDir,
     chunk: &[Candidate],
     offset: usize,
     first_failure: &AtomicUsize,
-) -> Result<Vec<Value>, ChunkError> {
+    each: &(dyn Fn(&str, Value) -> T + Sync),
+) -> Result<Vec<T>, ChunkError> {
     let mut reader = Reader::new(root);
     let mut values = Vec::with_capacity(chunk.len());
     for (index, candidate) in (offset..).zip(chunk) {
@@ -551,7 +517,7 @@ fn read_chunk(
             return Err(ChunkError::Abandoned);
         }
         match reader.read(&candidate.rel, candidate.kind) {
-            Ok(value) => values.push(value),
+            Ok(value) => values.push(each(&candidate.rel, value)),
             Err(reason) => {
                 first_failure.fetch_min(index, Ordering::Relaxed);
                 return Err(ChunkError::Failed(index, reason));
@@ -561,72 +527,57 @@ fn read_chunk(
     Ok(values)
 }
 
-/// Per-thread scratch space, reused so a file costs no path or buffer allocation of its own.
+/// Per-thread scratch space, reused so a file costs no buffer allocation of its own, and the
+/// directory of the last file read: files come in sorted order, so most share it.
 struct Reader<'a> {
-    root: &'a Path,
-    path: PathBuf,
+    root: &'a RootDir,
     bytes: Vec<u8>,
+    dir: Option<(String, Dir)>,
 }
 
 impl<'a> Reader<'a> {
-    fn new(root: &'a Path) -> Reader<'a> {
+    fn new(root: &'a RootDir) -> Reader<'a> {
         Reader {
             root,
-            path: PathBuf::new(),
             bytes: Vec::new(),
+            dir: None,
         }
     }
 
-    fn read(&mut self, rel: &str, kind: EntryKind) -> Result<Value, Reason> {
+    fn read(&mut self, rel: &str, kind: EntryType) -> Result<Value, Reason> {
         let file = self.open(rel, kind)?;
         read_whole(&file, &mut self.bytes)?;
         parse_json(&self.bytes)
     }
 
-    /// Every type check happens before `open`, because opening a FIFO for reading blocks until
-    /// a writer appears.
-    fn open(&mut self, rel: &str, kind: EntryKind) -> Result<File, Reason> {
-        self.set_path(rel);
-        match kind {
-            EntryKind::Other => Err(Reason::NotRegularFile),
-            // The walk reached this file through real directories only: it starts at the root's
-            // realpath and never enters a symlink. So `root/rel` is already the file's realpath
-            // and a per-file `realpath` would prove nothing more. `lstat` confirms the last
-            // component is still not a symlink. Someone who can swap a directory for a symlink
-            // between walk and open could do the same between a `realpath` check and open, so
-            // skipping it does not weaken the guarantee.
-            EntryKind::Regular => {
-                require_regular(fs::symlink_metadata(&self.path))?;
-                open_nonblocking(&self.path)
-            }
-            EntryKind::Symlink => {
-                let real = fs::canonicalize(&self.path).map_err(|_| Reason::FileUnreadable)?;
-                if !real.starts_with(self.root) {
-                    return Err(Reason::OutsideRoot);
-                }
-                require_regular(fs::metadata(&real))?;
-                open_nonblocking(&real)
+    /// A FIFO, socket or device posing as a definition is refused without being opened. The
+    /// file is opened beneath the root: a symlink is followed only while it stays inside.
+    fn open(&mut self, rel: &str, kind: EntryType) -> Result<File, Reason> {
+        if !matches!(kind, EntryType::Regular | EntryType::Symlink) {
+            return Err(Reason::NotRegularFile);
+        }
+        if kind == EntryType::Regular {
+            if let Some(file) = self.open_in_dir(rel) {
+                return Ok(file);
             }
         }
+        self.root.open_file(rel).map_err(|refusal| match refusal {
+            Refusal::Outside => Reason::OutsideRoot,
+            Refusal::NotRegular => Reason::NotRegularFile,
+            Refusal::NotFound | Refusal::Unreadable => Reason::FileUnreadable,
+        })
     }
 
-    fn set_path(&mut self, rel: &str) {
-        self.path.as_mut_os_string().clear();
-        self.path.push(self.root);
-        push_rel(&mut self.path, rel);
+    /// The common case in one `openat`: an entry in the directory of the previous file, never
+    /// a link (anything else is left to the full walk beneath the root). Its type is checked by
+    /// `read_whole` through the handle; only FIFOs could block, and they open without blocking.
+    fn open_in_dir(&mut self, rel: &str) -> Option<File> {
+        let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if self.dir.as_ref().is_none_or(|(p, _)| p != parent) {
+            self.dir = Some((parent.to_owned(), self.root.open_dir(parent).ok()?));
+        }
+        self.dir.as_ref()?.1.open_file(name)
     }
-}
-
-fn require_regular(meta: io::Result<Metadata>) -> Result<(), Reason> {
-    match meta {
-        Ok(meta) if meta.is_file() => Ok(()),
-        Ok(_) => Err(Reason::NotRegularFile),
-        Err(_) => Err(Reason::FileUnreadable),
-    }
-}
-
-fn open_nonblocking(path: &Path) -> Result<File, Reason> {
-    crate::fsx::open_nonblocking(path).map_err(|_| Reason::FileUnreadable)
 }
 
 /// Size and modification time, as seen through the open handle.
@@ -678,11 +629,17 @@ fn parse_json(bytes: &[u8]) -> Result<Value, Reason> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fs;
+    use std::path::PathBuf;
     use std::sync::atomic::AtomicU64;
     use std::sync::mpsc;
     use std::time::{Duration, UNIX_EPOCH};
 
     const CONFIG_PATH: &str = "providers[0].authority.rootDir";
+
+    fn read_at(root: &Path, layout: Layout) -> Result<RawProviderFiles, GraphError> {
+        read_provider_dir(&open_root(root, CONFIG_PATH)?, layout, "demo")
+    }
 
     /// A unique directory under the system temp dir, removed on drop.
     struct Fixture {
@@ -713,7 +670,9 @@ mod tests {
         }
 
         fn path(&self, rel: &str) -> PathBuf {
-            join_rel(&self.root, rel)
+            let mut path = self.root.clone();
+            rel.split('/').for_each(|part| path.push(part));
+            path
         }
 
         fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Fixture {
@@ -749,7 +708,7 @@ mod tests {
         }
 
         fn read(&self, layout: Layout) -> Result<RawProviderFiles, GraphError> {
-            read_provider_dir(&self.root, layout, "demo", CONFIG_PATH)
+            read_at(&self.root, layout)
         }
 
         fn files(&self, layout: Layout) -> Vec<String> {
@@ -965,7 +924,7 @@ mod tests {
         let f = Fixture::new();
         let missing = f.path("missing");
         for layout in [Layout::Legacy, Layout::Directory] {
-            let error = read_provider_dir(&missing, layout, "demo", CONFIG_PATH).unwrap_err();
+            let error = read_at(&missing, layout).unwrap_err();
             assert_root_error(&error);
             assert_no_absolute_path(&error, &f.root);
         }
@@ -975,8 +934,7 @@ mod tests {
     fn root_that_is_a_file_is_a_config_error() {
         let f = Fixture::new();
         f.write("file", "{}");
-        let error =
-            read_provider_dir(&f.path("file"), Layout::Legacy, "demo", CONFIG_PATH).unwrap_err();
+        let error = read_at(&f.path("file"), Layout::Legacy).unwrap_err();
         assert_root_error(&error);
         assert_no_absolute_path(&error, &f.root);
     }
@@ -989,7 +947,7 @@ mod tests {
             .symlink(Path::new("a.capability.json"), "b.capability.json");
         let link = Fixture::new();
         link.symlink(&f.root, "root");
-        let files = read_provider_dir(&link.path("root"), Layout::Legacy, "demo", CONFIG_PATH);
+        let files = read_at(&link.path("root"), Layout::Legacy);
         let files: Vec<String> = files
             .unwrap()
             .definitions
@@ -1342,7 +1300,7 @@ mod tests {
         let root = f.root.clone();
         let (sender, receiver) = mpsc::channel();
         thread::spawn(move || {
-            let _ = sender.send(read_provider_dir(&root, layout, "demo", CONFIG_PATH));
+            let _ = sender.send(read_at(&root, layout));
         });
         let result = receiver
             .recv_timeout(Duration::from_secs(10))
@@ -1404,7 +1362,8 @@ mod tests {
         let (sender, receiver) = mpsc::channel();
         let root = f.root.clone();
         thread::spawn(move || {
-            let _ = sender.send(Reader::new(&root).read("x.capability.json", EntryKind::Regular));
+            let root = RootDir::open(&root).unwrap();
+            let _ = sender.send(Reader::new(&root).read("x.capability.json", EntryType::Regular));
         });
         let result = receiver.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(result, Err(Reason::NotRegularFile));
@@ -1416,14 +1375,13 @@ mod tests {
         let f = Fixture::new();
         f.fifo("pipe");
         let (sender, receiver) = mpsc::channel();
-        let path = f.path("pipe");
+        let root = f.root.clone();
         thread::spawn(move || {
-            let outcome =
-                open_nonblocking(&path).and_then(|file| read_whole(&file, &mut Vec::new()));
+            let outcome = RootDir::open(&root).unwrap().open_file("pipe").map(|_| ());
             let _ = sender.send(outcome);
         });
         let outcome = receiver.recv_timeout(Duration::from_secs(10));
-        assert_eq!(outcome.unwrap(), Err(Reason::NotRegularFile));
+        assert_eq!(outcome.unwrap(), Err(Refusal::NotRegular));
     }
 
     /// procfs reports a size of 0 for files that do have content: the same mismatch a file

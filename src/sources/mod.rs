@@ -5,10 +5,14 @@ pub mod database;
 pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
-use crate::definitions::{provider_problems, validate_provider, RawDefinitions, Roots};
+use crate::definitions::{
+    file_problems, provider_problems, validate_files, validate_provider, RawDefinitions, Roots,
+};
 use crate::error::{Code, GraphError, Result};
+use crate::knowledge::roots;
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
 /// (reload); an inline source keeps no definition of its own after it loaded. `database` is
@@ -33,7 +37,7 @@ pub fn load(
         SourceKind::Inline {
             definition: own, ..
         } => {
-            let roots = crate::knowledge::roots::bind(source)?;
+            let roots = roots::bind(source, roots::open_own(source, None)?)?;
             let raw = RawDefinitions::Inline(definition.unwrap_or(own));
             let validated = validate_provider(&raw, None, &rules)?;
             Ok(ProviderSnapshot::build(
@@ -45,17 +49,21 @@ pub fn load(
         SourceKind::File { root, layout } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
-            let files = file::read_provider_dir(root, *layout, provider_id, &config_path)?;
-            let roots = crate::knowledge::roots::bind(source)?;
-            let raw = RawDefinitions::Files {
-                provider: &files.provider,
-                capabilities: files
-                    .definitions
-                    .iter()
-                    .map(|d| (d.file.as_str(), &d.value))
-                    .collect(),
+            // Definitions and documents are read beneath the same handle of the root.
+            let own = Arc::new(file::open_root(root, &config_path)?);
+            // Each file is validated by the thread that read it: no parsed tree outlives its
+            // own file, so memory at load stays close to what the snapshot keeps.
+            let check = |file: &str, value: Value| {
+                crate::definitions::capability_in_file(provider_id, file, &value, &rules)
             };
-            let validated = validate_provider(&raw, Some(provider_id), &rules)?;
+            let files = file::read_provider_dir_with(&own, *layout, provider_id, &check)?;
+            let roots = roots::bind(source, Some(own))?;
+            let checked = files
+                .definitions
+                .into_iter()
+                .map(|d| (d.file, d.value))
+                .collect();
+            let validated = validate_files(&files.provider, checked, provider_id, &rules)?;
             Ok(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::File,
@@ -69,7 +77,7 @@ pub fn load(
                 aliases: &aliases,
                 default_root: default_root.is_some(),
             };
-            let roots = crate::knowledge::roots::bind_with(source, default_root)?;
+            let roots = roots::bind(source, roots::open_own(source, default_root)?)?;
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let validated = read.validate(provider_id, &rules)?;
             Ok(ProviderSnapshot::build(
@@ -82,7 +90,7 @@ pub fn load(
 }
 
 /// Every problem `load` would meet in `source`, not just the first (for `doctor`). What stops
-/// a source's definitions from being read at all (a file that is no JSON, a database read) is
+/// a source from being read at all (its folder, a file that is no JSON, a database read) is
 /// the one problem it has; a database view's records are checked as `load` checks them.
 pub fn problems(
     source: &ProviderSource,
@@ -98,22 +106,31 @@ pub fn problems(
         default_root: true,
     };
     let found = match &source.kind {
-        SourceKind::Inline { definition, .. } => crate::knowledge::roots::bind(source)
+        SourceKind::Inline { definition, .. } => roots::open_own(source, None)
+            .and_then(|own| roots::bind(source, own))
             .map(|_| provider_problems(&RawDefinitions::Inline(definition), None, &rules)),
         SourceKind::File { root, layout } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
-            file::read_provider_dir(root, *layout, provider_id, &config_path).and_then(|files| {
-                crate::knowledge::roots::bind(source)?;
-                let raw = RawDefinitions::Files {
-                    provider: &files.provider,
-                    capabilities: files
-                        .definitions
-                        .iter()
-                        .map(|d| (d.file.as_str(), &d.value))
-                        .collect(),
+            file::open_root(root, &config_path).and_then(|own| {
+                let own = Arc::new(own);
+                // Each file is checked by the thread that read it, as at load.
+                let check = |file: &str, value: Value| {
+                    crate::definitions::definition_problems_in_file(
+                        provider_id,
+                        file,
+                        &value,
+                        &rules,
+                    )
                 };
-                Ok(provider_problems(&raw, Some(provider_id), &rules))
+                let files = file::read_provider_dir_with(&own, *layout, provider_id, &check)?;
+                roots::bind(source, Some(own))?;
+                let checked = files
+                    .definitions
+                    .into_iter()
+                    .map(|d| (d.file, d.value))
+                    .collect();
+                Ok(file_problems(&files.provider, checked, provider_id, &rules))
             })
         }
         SourceKind::Database { .. } => load(source, None, database).map(|_| Vec::new()),

@@ -1,0 +1,143 @@
+//! Terms of a text: English words lower-cased, stop words dropped and Snowball-stemmed (IDs
+//! split at `.`, `-`, `_`); CJK text becomes character unigrams and bigrams.
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
+    "do", "does", "for", "from", "get", "has", "have", "how", "i", "if", "in", "into", "is", "it",
+    "its", "let", "me", "my", "need", "of", "on", "or", "our", "please", "should", "so", "some",
+    "that", "the", "their", "them", "then", "there", "these", "this", "to", "too", "us", "want",
+    "was", "we", "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
+];
+
+const CJK_STOP: &[char] = &[
+    '的', '了', '和', '是', '在', '把', '给', '我', '要', '个', '一', '吗', '呢', '请', '帮',
+];
+
+pub(super) fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0x20000..=0x2FA1F)
+}
+
+pub(super) fn is_cjk_term(t: &str) -> bool {
+    t.chars().next().is_some_and(is_cjk)
+}
+
+/// A CJK bigram only adds to a score; the characters it joins are what a request must cover.
+pub(super) fn is_cjk_bigram(t: &str) -> bool {
+    is_cjk_term(t) && t.chars().count() == 2
+}
+
+/// Turns text into terms.
+pub struct Tokenizer {
+    stemmer: Stemmer,
+}
+
+impl Tokenizer {
+    pub fn new() -> Tokenizer {
+        Tokenizer {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+
+    /// Appends the terms of `text` to `out`, in text order.
+    pub fn terms(&self, text: &str, out: &mut Vec<String>) {
+        self.scan(text, |term, _| out.push(term));
+    }
+
+    /// Calls `f(term, word)` for every term of `text` in text order; `word` is the lower-cased
+    /// word the term came from (the term itself for CJK).
+    pub fn scan(&self, text: &str, mut f: impl FnMut(String, &str)) {
+        let lower = text.to_lowercase();
+        let mut word = String::new();
+        let mut cjk: Vec<char> = Vec::new();
+        for c in lower.chars().chain(std::iter::once(' ')) {
+            if is_cjk(c) {
+                self.flush_word(&mut word, &mut f);
+                cjk.push(c);
+            } else if c.is_alphanumeric() {
+                flush_cjk(&mut cjk, &mut f);
+                word.push(c);
+            } else {
+                self.flush_word(&mut word, &mut f);
+                flush_cjk(&mut cjk, &mut f);
+            }
+        }
+    }
+
+    fn flush_word(&self, word: &mut String, f: &mut impl FnMut(String, &str)) {
+        // A lone letter (`s` of `what's`) says nothing; a lone digit may (`5xx`, `2 GB`).
+        let letter = word.len() == 1 && word.chars().all(|c| c.is_alphabetic());
+        if !word.is_empty() && !letter && !STOPWORDS.contains(&word.as_str()) {
+            f(self.stemmer.stem(word).into_owned(), word);
+        }
+        word.clear();
+    }
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer::new()
+    }
+}
+
+fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(String, &str)) {
+    for (i, &c) in run.iter().enumerate() {
+        if !CJK_STOP.contains(&c) {
+            let t = c.to_string();
+            f(t.clone(), &t);
+        }
+        if let Some(&next) = run.get(i + 1) {
+            let t: String = [c, next].iter().collect();
+            f(t.clone(), &t);
+        }
+    }
+    run.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Tokenizer::new().terms(text, &mut out);
+        out
+    }
+
+    #[test]
+    fn words_are_split_stemmed_and_filtered() {
+        assert_eq!(
+            terms("Validating the route.validation requests"),
+            ["valid", "rout", "valid", "request"]
+        );
+        assert_eq!(
+            terms("schema-request_payloads"),
+            ["schema", "request", "payload"]
+        );
+    }
+
+    #[test]
+    fn cjk_text_becomes_unigrams_and_bigrams() {
+        assert_eq!(
+            terms("发送邮件"),
+            ["发", "发送", "送", "送邮", "邮", "邮件", "件"]
+        );
+        assert_eq!(terms("给用户"), ["给用", "用", "用户", "户"]);
+        assert_eq!(terms("send 邮件 now"), ["send", "邮", "邮件", "件", "now"]);
+    }
+
+    #[test]
+    fn scan_reports_the_word_of_each_term() {
+        let mut seen = Vec::new();
+        Tokenizer::new().scan("Expiring objects", |t, w| seen.push((t, w.to_owned())));
+        assert_eq!(
+            seen,
+            [
+                ("expir".to_owned(), "expiring".to_owned()),
+                ("object".to_owned(), "objects".to_owned())
+            ]
+        );
+    }
+}
