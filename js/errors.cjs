@@ -1,10 +1,9 @@
 'use strict';
 // GraphError and the frozen ErrorCode / Phase / NextAction constants, all taken from the
-// engine's one catalog (so they cannot disagree with it).
+// engine's one catalog (generated from it into engine-tables.cjs, so they cannot disagree and
+// load without the native binary).
 
-const { errorCatalog } = require('../binding.js');
-
-const catalog = JSON.parse(errorCatalog());
+const catalog = require('./engine-tables.cjs').errorCatalog;
 const byCode = new Map(catalog.codes.map((entry) => [entry.code, entry]));
 
 const keyed = (names) => Object.freeze(Object.fromEntries(names.map((n) => [n, n])));

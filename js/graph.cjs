@@ -279,7 +279,7 @@ function knowledgeAccess(pending, readers) {
 
 /** Pages the engine asks a database adapter for at a time. */
 const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
-const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
+const NEIGHBOR_KINDS = require('./engine-tables.cjs').neighborKinds;
 
 /**
  * Every page of a paged adapter call. A page over its limit, or a cursor seen before (a loop
