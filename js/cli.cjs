@@ -458,7 +458,7 @@ async function migrate(dir, flags) {
 
 async function serveMcp(graph, mcp, flags) {
   const { createMcpServer } = require('./mcp.cjs');
-  const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
+  const { StdioServerTransport } = require('./peer.cjs').requireMcpSdk('server/stdio.js');
   const server = createMcpServer(graph, {
     ...mcp,
     ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
