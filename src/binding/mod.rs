@@ -317,3 +317,10 @@ impl NativeGraph {
         self.engine.is_closed()
     }
 }
+
+/// The cargo profile this binary was built with, as the marker a publish guard looks for in the
+/// file (`capability-graph-build-profile=release`).
+#[napi]
+pub fn build_profile() -> &'static str {
+    concat!("capability-graph-build-profile=", env!("CG_BUILD_PROFILE"))
+}
