@@ -12,6 +12,9 @@ const {
 const { createToolAdapter } = require('./tools.cjs');
 const { codexExecutor } = require('./codex.cjs');
 
+/** The folder of the small seed provider the package ships (provider `seed.http`). */
+const seedProviderRoot = require('node:path').join(__dirname, '..', 'examples', 'seed-provider');
+
 /** The MCP server; its module (and the MCP SDK) loads on first use. */
 function createMcpServer(graph, options) {
   return require('./mcp.cjs').createMcpServer(graph, options);
@@ -30,4 +33,5 @@ module.exports = {
   createToolAdapter,
   createMcpServer,
   codexExecutor,
+  seedProviderRoot,
 };

@@ -15,5 +15,6 @@ export const {
   createToolAdapter,
   createMcpServer,
   codexExecutor,
+  seedProviderRoot,
 } = api;
 export default api;
