@@ -24,6 +24,17 @@ const PLATFORMS = {
   'x86_64-pc-windows-msvc': ['win32-x64-msvc', 'win32', 'x64'],
 };
 
+test('the seed provider ships with the package and opens from seedProviderRoot', async () => {
+  const { CapabilityGraph, seedProviderRoot } = await import('@devcodex/capability-graph');
+  assert.equal(seedProviderRoot, path.join(repoRoot, 'examples', 'seed-provider'));
+  const graph = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: seedProviderRoot, definitionLayout: 'directory' } }] });
+  try {
+    assert.deepEqual((await graph.resolve({ ids: ['seed.http::route.validation'] })).added, ['seed.http::schema.request']);
+  } finally {
+    await graph.close();
+  }
+});
+
 test('the engine tables the package loads without a binary equal the engine', () => {
   const native = require('../binding.js');
   const tables = require('../js/engine-tables.cjs');
@@ -174,6 +185,7 @@ test('installed without its optional dependencies: import, --help and --version 
       console.log(JSON.stringify(out));`;
     const result = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: project, encoding: 'utf8' }));
     assert.ok(result.codes > 10);
+    const platform = require('../js/platform.cjs').platformName();
     assert.equal(result.parse, 'native_binding_missing');
     assert.deepEqual(result.open, {
       graphError: true,
@@ -183,8 +195,8 @@ test('installed without its optional dependencies: import, --help and --version 
       nextAction: 'check_config',
       details: {
         reason: 'native_binding_missing',
-        platform: 'linux-x64-gnu',
-        package: '@devcodex/capability-graph-linux-x64-gnu',
+        platform,
+        package: `@devcodex/capability-graph-${platform}`,
         supportedTargets: main.napi.targets,
       },
     });
