@@ -95,15 +95,15 @@ function wireConfig(config, hosts) {
   });
 }
 
-/** `code` and `nextAction` of whatever an executor threw, when they are strings. */
+/** `code`, `nextAction` and `details.package` of whatever an executor threw, when strings. */
 function thrownFields(error) {
   try {
     const text = (v) => (typeof v === 'string' ? v : undefined);
     return error !== null && (typeof error === 'object' || typeof error === 'function')
-      ? [text(error.code), text(error.nextAction)]
-      : [undefined, undefined];
+      ? [text(error.code), text(error.nextAction), text(error.details?.package)]
+      : [undefined, undefined, undefined];
   } catch {
-    return [undefined, undefined];
+    return [undefined, undefined, undefined];
   }
 }
 
@@ -126,7 +126,7 @@ function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued
       if (abortComponent) controller.abort();
       fn();
     };
-    const fail = (code, action) => settle(true, () => reject(failure(pending.fail(code, action))));
+    const fail = (code, action, pkg) => settle(true, () => reject(failure(pending.fail(code, action, pkg))));
     const onAbort = () => fail('CG_MODEL_CANCELLED');
     const entry = { close: () => settle(true, () => reject(new GraphError({ code: 'CG_GRAPH_CLOSED' }))) };
     if (signal?.aborted) return onAbort();
