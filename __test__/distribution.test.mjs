@@ -11,7 +11,9 @@ import { repoRoot } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const main = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+// npm is a .cmd script on Windows, run through a shell there.
+const shell = process.platform === 'win32';
+const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], shell });
 const tempDir = (name) => fs.mkdtempSync(path.join(os.tmpdir(), `cg-${name}-`));
 
 const PLATFORMS = {
@@ -140,7 +142,7 @@ test('the publish guard refuses a main package with a binary and a platform pack
     const withBinary = guard(dir, 'main');
     assert.equal(withBinary.status, 1);
     assert.match(withBinary.stderr, /capability-graph\.linux-x64-gnu\.node: the main package must not contain a native binary/);
-    const pack = spawnSync('npm', ['pack', '--dry-run'], { cwd: dir, encoding: 'utf8' });
+    const pack = spawnSync('npm', ['pack', '--dry-run'], { cwd: dir, encoding: 'utf8', shell });
     assert.notEqual(pack.status, 0, 'npm pack runs the guard');
 
     fs.rmSync(path.join(dir, 'binding.js'));
@@ -152,7 +154,7 @@ test('the publish guard refuses a main package with a binary and a platform pack
     // The debug build of this work tree carries the marker `=debug`.
     const built = path.join(repoRoot, 'capability-graph.linux-x64-gnu.node');
     const profile = require('../binding.js').buildProfile();
-    fs.symlinkSync(built, binary);
+    fs.copyFileSync(built, binary);
     const real = guard(platform, 'platform');
     if (profile.endsWith('=release')) assert.equal(real.status, 0, real.stderr);
     else assert.match(real.stderr, /is a debug build; publish only a release build/);
@@ -201,7 +203,8 @@ test('installed without its optional dependencies: import, --help and --version 
       },
     });
 
-    const cli = (...args) => spawnSync(path.join(project, 'node_modules', '.bin', 'capability-graph'), args, { cwd: project, encoding: 'utf8' });
+    const bin = path.join(project, 'node_modules', '@devcodex', 'capability-graph', 'bin', 'capability-graph.cjs');
+    const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { cwd: project, encoding: 'utf8' });
     assert.equal(cli('--version').stdout.trim(), main.version);
     assert.match(cli('--help').stdout, /^Usage: capability-graph <command>/m);
     fs.writeFileSync(path.join(project, 'capability-graph.json'), '{"providers":[]}');

@@ -30,9 +30,9 @@ function consumer() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cg-readme-'));
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'readme', private: true, type: 'module' }));
   fs.mkdirSync(path.join(dir, 'node_modules', '@devcodex'), { recursive: true });
-  fs.symlinkSync(repoRoot, path.join(dir, 'node_modules', '@devcodex', 'capability-graph'), 'dir');
+  fs.symlinkSync(repoRoot, path.join(dir, 'node_modules', '@devcodex', 'capability-graph'), 'junction');
   for (const scope of ['@types', '@modelcontextprotocol']) {
-    fs.symlinkSync(path.join(repoRoot, 'node_modules', scope), path.join(dir, 'node_modules', scope), 'dir');
+    fs.symlinkSync(path.join(repoRoot, 'node_modules', scope), path.join(dir, 'node_modules', scope), 'junction');
   }
   const files = blocks.map((b) => {
     const file = `block-${b.line}.${b.lang.startsWith('t') ? 'mts' : 'mjs'}`;

@@ -90,7 +90,10 @@ export function sync(dir, { check = false } = {}) {
 export function setOptional(dir, on) {
   const file = path.join(dir, 'package.json');
   const { optionalDependencies: _, ...main } = read(file);
-  fs.writeFileSync(file, json(on ? { ...main, optionalDependencies: optionalDependencies(main) } : main));
+  // Replaced in one rename: a process resolving the package meanwhile never reads half a file.
+  const next = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(next, json(on ? { ...main, optionalDependencies: optionalDependencies(main) } : main));
+  fs.renameSync(next, file);
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
