@@ -45,6 +45,7 @@ const [mainInfo] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination'
 const platformDir = path.join(repo, 'npm', PLATFORM);
 const binary = `${main.napi.binaryName}.${PLATFORM}.node`;
 fs.copyFileSync(path.join(repo, binary), path.join(platformDir, binary));
+process.on('exit', () => fs.rmSync(path.join(platformDir, binary), { force: true }));
 const [platformInfo] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: platformDir }).stdout);
 console.log(`packed: ${mainInfo.name} ${(mainInfo.size / 1024).toFixed(1)} KB (${mainInfo.entryCount} files), ${platformInfo.name} ${(platformInfo.size / 1024 / 1024).toFixed(2)} MB`);
 check(mainInfo.size <= 400 * 1024, `main package packs to ${mainInfo.size} bytes (at most 400 KB)`);
@@ -120,7 +121,6 @@ const publishEnv = { ...process.env, npm_config_userconfig: publisherRc, npm_con
 // The platform package first (its prepublishOnly refuses a debug build), then the main package.
 run('npm', ['publish'], { cwd: platformDir, env: publishEnv, stdio: 'inherit' });
 run('npm', ['publish', path.join(packDir, mainInfo.filename)], { cwd: packDir, env: publishEnv, stdio: 'inherit' });
-fs.rmSync(path.join(platformDir, binary));
 
 // --- a user's clean folder -------------------------------------------------------------------------
 

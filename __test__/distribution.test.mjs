@@ -150,6 +150,7 @@ test('the publish guard refuses a main package with a binary and a platform pack
 
     const platform = path.join(dir, 'npm', 'linux-x64-gnu');
     const binary = path.join(platform, 'capability-graph.linux-x64-gnu.node');
+    fs.rmSync(binary, { force: true });
     assert.match(guard(platform, 'platform').stderr, /capability-graph\.linux-x64-gnu\.node is missing/);
     // The debug build of this work tree carries the marker `=debug`.
     const built = path.join(repoRoot, 'capability-graph.linux-x64-gnu.node');
