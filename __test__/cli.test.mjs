@@ -276,7 +276,7 @@ test('on a terminal: readable tables, and progress on stderr', { skip: spawnSync
   }
 });
 
-test('on a terminal a config error is followed by a line naming the file and what is wrong with it', { skip: process.platform !== 'linux' && "the pseudo-terminal comes from util-linux's script" }, () => {
+test('on a terminal a config error is followed by a line naming the file and what is wrong with it', { skip: !/util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '') && "the pseudo-terminal comes from util-linux's script" }, () => {
   const p = project();
   try {
     writeFileSync(path.join(p.dir, 'broken.json'), '{ "providers": [');
