@@ -225,7 +225,7 @@ console.log('worker_threads: two workers and the main thread loaded the engine')
 
 step('strict TypeScript consumer (without the optional MCP SDK)');
 run('npm', ['install', '--save-dev', `typescript@${main.devDependencies.typescript.replace(/^\^/, '')}`], { cwd: app, env: userEnv });
-fs.copyFileSync(path.join(repo, '.ci', 'consumer.mts'), path.join(app, 'consumer.mts'));
+fs.copyFileSync(path.join(repo, '__test__', 'types', 'narrowing.mts'), path.join(app, 'consumer.mts'));
 fs.writeFileSync(
   path.join(app, 'tsconfig.json'),
   JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: [] }, files: ['consumer.mts'] }),

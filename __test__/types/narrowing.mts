@@ -1,6 +1,7 @@
-// A consumer's first TypeScript file, compiled with --strict (nodenext) against the installed
-// package, without the optional peers: results narrow on `status`, `ok` and the meta's
-// provider revisions; errors narrow with instanceof.
+// A consumer's first TypeScript file, compiled with --strict (nodenext) by types.test.mjs and,
+// against the package installed from the private registry without its optional peers, by
+// .ci/install-like-a-user.mjs: results narrow on `status`, `ok` and the meta's provider
+// revisions; errors narrow with instanceof.
 import { CapabilityGraph, GraphError, lexicalExecutor, seedProviderRoot } from '@devcodex/capability-graph';
 
 export async function firstAnswer(): Promise<string[]> {
