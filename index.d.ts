@@ -251,21 +251,34 @@ export interface Warning {
   details?: ErrorDetails;
 }
 
-export interface ResultMeta {
+export interface ResultMetaBase {
   completeness: Completeness;
   warnings: Warning[];
   /** The effective provider scope of the call, sorted. */
   scope: string[];
   servedFrom: ServedFrom;
   compositeStaticRevision: string;
-  /** When exactly one provider is in scope. */
-  staticRevision?: string;
-  /** When several providers are in scope. */
-  staticRevisionByProvider?: Record<string, string>;
-  servedFromByProvider?: Record<string, 'current' | 'previous'>;
   /** Present (true) when the latest reload of a provider in scope failed. */
   refreshFailed?: true;
 }
+
+/** Exactly one provider in scope: its revision. */
+export interface SingleProviderMeta extends ResultMetaBase {
+  staticRevision: string;
+  staticRevisionByProvider?: undefined;
+  servedFromByProvider?: undefined;
+}
+
+/** Several providers in scope (and always for `resolveSelection` and `match`, which then also
+ *  give `staticRevision` when there is one provider): one revision per provider. */
+export interface MultiProviderMeta extends ResultMetaBase {
+  staticRevision?: string;
+  staticRevisionByProvider: Record<string, string>;
+  servedFromByProvider: Record<string, 'current' | 'previous'>;
+}
+
+/** Narrow it by checking `staticRevisionByProvider` (or `staticRevision`). */
+export type ResultMeta = SingleProviderMeta | MultiProviderMeta;
 
 export interface StaticCapability {
   id: CapabilityId;
@@ -315,23 +328,25 @@ export interface ReloadOptions {
   definitions?: Record<string, InlineProviderDefinition>;
 }
 
-export interface ReloadProviderResult {
+interface ReloadProviderBase {
   providerId: string;
-  ok: boolean;
   staticRevision: string;
   previousStaticRevision?: string;
   servedFrom: 'current';
   refreshFailed: boolean;
-  /** The underlying error when this provider's candidate failed. */
-  error?: GraphErrorJSON;
 }
 
-export interface ReloadResult {
-  ok: boolean;
-  providers: ReloadProviderResult[];
-  /** `CG_RELOAD_FAILED` when any provider failed; the previous snapshots stay in service. */
-  error?: GraphErrorJSON;
-}
+/** One provider's reload; narrow it by `ok`. */
+export type ReloadProviderResult =
+  | (ReloadProviderBase & { ok: true; error?: undefined })
+  /** `error`: the underlying error of this provider's failed candidate. */
+  | (ReloadProviderBase & { ok: false; error: GraphErrorJSON });
+
+/** Narrow it by `ok`: on `false`, `error` is `CG_RELOAD_FAILED` and the previous snapshots stay
+ *  in service. */
+export type ReloadResult =
+  | { ok: true; providers: ReloadProviderResult[]; error?: undefined }
+  | { ok: false; providers: ReloadProviderResult[]; error: GraphErrorJSON };
 
 // --- Discovery ---------------------------------------------------------------------------------
 
@@ -505,7 +520,7 @@ export interface SelectionResult {
   added: CapabilityId[];
   requiresEdges: Array<{ from: CapabilityId; to: CapabilityId }>;
   reasons: Array<{ id: CapabilityId; reason: { requested: boolean; requiredBy: CapabilityId[] } }>;
-  meta: ResultMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
+  meta: MultiProviderMeta & { budgets: Budgets; view: { capabilities: ViewEntry[] } };
 }
 
 // --- Documents ---------------------------------------------------------------------------------
@@ -649,14 +664,21 @@ export interface MatchQuery extends ScopedQuery {
 
 export type MatchStatus = 'matched' | 'no_match' | 'unknown' | 'partial' | 'empty';
 
-export interface MatchResult {
-  status: MatchStatus;
-  /** In the executor's order. */
-  matches: Array<{ id: CapabilityId; qualifiedId: string; reason?: string; confidence?: number }>;
-  /** For `matched` and `partial`: `resolve()` of the matches. */
-  resolution?: ResolveResult;
-  meta: ResultMeta & { executor: { id: string }; candidates: number };
+export interface MatchedCapability {
+  id: CapabilityId;
+  qualifiedId: string;
+  reason?: string;
+  confidence?: number;
 }
+
+export type MatchMeta = MultiProviderMeta & { executor: { id: string }; candidates: number };
+
+/** Narrow it by `status`: `matched` and `partial` carry the matches (in the executor's order)
+ *  and `resolution`, `resolve()` of them (`partial`: its closure was cut by its budget); the
+ *  others carry no match. */
+export type MatchResult =
+  | { status: 'matched' | 'partial'; matches: MatchedCapability[]; resolution: ResolveResult; meta: MatchMeta }
+  | { status: 'no_match' | 'unknown' | 'empty'; matches: []; resolution?: undefined; meta: MatchMeta };
 
 /** What an executor receives (a fresh plain object per call). */
 export interface MatchRequest {
@@ -1129,6 +1151,7 @@ export interface McpServerOptions extends ToolAdapterOptions {
 export declare function createMcpServer(
   graph: CapabilityGraph | BoundProviderGraph,
   options?: McpServerOptions,
+  // @ts-ignore -- the SDK is an optional peer: without it installed this type is `any`.
 ): import('@modelcontextprotocol/sdk/server/index.js').Server;
 
 export interface StdioServerTransportOptions {
@@ -1180,3 +1203,8 @@ export declare function codexExecutor(options?: CodexExecutorOptions): ModelExec
 export declare function parseQualifiedId(id: string): CapabilityId;
 /** `{ providerId, capabilityId }` → `'p::c'`; throws `CG_INPUT_INVALID`. */
 export declare function formatQualifiedId(id: CapabilityId): string;
+
+/** Absolute path of the small seed provider the package ships (provider `seed.http`, directory
+ *  layout): `{ providerId: 'seed.http', authority: { kind: 'file', rootDir: seedProviderRoot,
+ *  definitionLayout: 'directory' } }` opens it. */
+export declare const seedProviderRoot: string;

@@ -414,3 +414,35 @@ test('on a terminal: readable tables, and progress on stderr', { skip: spawnSync
     p.cleanup();
   }
 });
+
+test('on a terminal a config error is followed by a line naming the file and what is wrong with it', { skip: !/util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '') && "the pseudo-terminal comes from util-linux's script" }, () => {
+  const p = project();
+  try {
+    writeFileSync(path.join(p.dir, 'broken.json'), '{ "providers": [');
+    mkdirSync(path.join(p.dir, 'folder.json'));
+    const ENVELOPE =
+      '{"ok":false,"error":{"code":"CG_CONFIG_INVALID","phase":"config","message":"Cannot read a valid bounded JSON configuration file","nextAction":"check_config"}}';
+    // `script` runs the command on a pseudo-terminal: stdout and stderr are a TTY, merged.
+    const onTerminal = (...args) => {
+      const command = ['node_modules/.bin/capability-graph', ...args].map((a) => `'${a}'`).join(' ');
+      const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8' });
+      return { code: r.status, lines: r.stdout.split(/\r?\n/).filter(Boolean) };
+    };
+    assert.deepEqual(onTerminal('providers', '--config', 'missing.json'), {
+      code: 1,
+      lines: [ENVELOPE, 'capability-graph: config file "missing.json" does not exist; create one with `capability-graph init DIR` or pass --config FILE'],
+    });
+    rmSync(path.join(p.dir, 'capability-graph.json'));
+    assert.match(onTerminal('doctor').lines[1], /^capability-graph: config file "capability-graph\.json" does not exist; create one with `capability-graph init DIR`/);
+    assert.deepEqual(onTerminal('catalog', '--config', 'broken.json').lines, [ENVELOPE, 'capability-graph: config file "broken.json" is not valid JSON holding an object']);
+    assert.deepEqual(onTerminal('catalog', '--config', 'folder.json').lines, [
+      ENVELOPE,
+      'capability-graph: config file "folder.json" cannot be read (not a readable regular file of at most 1 MiB)',
+    ]);
+    // Not on a terminal: the envelope alone, byte for byte.
+    const piped = p.run('providers', '--config', 'missing.json');
+    assert.equal(piped.stderr, `${ENVELOPE}\n`);
+  } finally {
+    p.cleanup();
+  }
+});

@@ -132,7 +132,8 @@ test('preconditions: an old CLI, no credentials, no SDK, bad options', async () 
   graph = await openWith(s.executor);
   process.env.CAPABILITY_GRAPH_CODEX_SDK = '@openai/codex-sdk-that-is-not-installed';
   try {
-    await rejectsWith(graph.match({ intent: 'x' }), 'CG_MODEL_UNAVAILABLE', 'match', 'check_config');
+    const missing = await rejectsWith(graph.match({ intent: 'x' }), 'CG_MODEL_UNAVAILABLE', 'match', 'check_config');
+    assert.deepEqual(missing.details, { package: '@openai/codex-sdk' });
   } finally {
     delete process.env.CAPABILITY_GRAPH_CODEX_SDK;
   }

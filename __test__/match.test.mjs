@@ -151,6 +151,23 @@ test('whatever an executor throws is projected, with catalog messages and no det
   }
 });
 
+test('an executor missing an optional package names it; no other detail passes', async () => {
+  const cases = [
+    [{ code: 'CG_MODEL_UNAVAILABLE', nextAction: 'check_config', details: { package: '@openai/codex-sdk', path: '/home/x' } }, { package: '@openai/codex-sdk' }],
+    [{ code: 'CG_MODEL_UNAVAILABLE', nextAction: 'check_config', details: { package: '/home/user/.codex token sk-123' } }, undefined],
+    [{ code: 'CG_MODEL_UNAVAILABLE', nextAction: 'retry', details: { package: 'left-pad' } }, undefined],
+    [{ code: 'CG_MODEL_REFUSED', details: { package: 'left-pad' } }, undefined],
+  ];
+  for (const [thrown, details] of cases) {
+    const g = await withExecutor(async () => {
+      throw thrown;
+    });
+    const e = await rejectsWith(g.match({ intent: 'x' }), thrown.code, 'match', thrown.nextAction ?? 'fix_input');
+    assert.deepEqual(e.details, details, JSON.stringify(thrown));
+    await g.close();
+  }
+});
+
 test('deadlines, cancellation and close end a match; late answers are discarded', async () => {
   let lastSignal;
   let release;

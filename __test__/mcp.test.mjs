@@ -180,3 +180,44 @@ test('MCP answers echo nothing whole: an unknown 1 MiB tool name or resource URI
     await graph.close();
   }
 });
+
+test('without the optional MCP SDK, createMcpServer and `capability-graph mcp` name the package to install', async () => {
+  const { execFileSync, spawnSync } = await import('node:child_process');
+  const preload = path.join(repoRoot, '__test__', 'fixtures', 'without-mcp-sdk.cjs');
+  const code = `
+    const { CapabilityGraph, createMcpServer, GraphError } = require('@devcodex/capability-graph');
+    CapabilityGraph.open({ providers: [] }).then((graph) => {
+      try { createMcpServer(graph); console.log('created'); }
+      catch (e) { console.log(JSON.stringify({ isGraphError: e instanceof GraphError, ...e.toJSON() })); }
+      return graph.close();
+    });`;
+  const out = JSON.parse(execFileSync(process.execPath, ['-r', preload, '-e', code], { cwd: repoRoot, encoding: 'utf8' }));
+  assert.deepEqual(out, {
+    isGraphError: true,
+    code: 'CG_CONFIG_INVALID',
+    phase: 'config',
+    message: 'Configuration is invalid',
+    nextAction: 'check_config',
+    details: { package: '@modelcontextprotocol/sdk' },
+  });
+
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const os = await import('node:os');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cg-mcp-peer-'));
+  try {
+    const config = path.join(dir, 'capability-graph.json');
+    writeFileSync(config, JSON.stringify({ providers: [seedSource()] }));
+    const cli = spawnSync(process.execPath, ['-r', preload, path.join(repoRoot, 'bin', 'capability-graph.cjs'), 'mcp', '--config', config], {
+      encoding: 'utf8',
+      input: '',
+    });
+    assert.equal(cli.status, 1);
+    assert.equal(cli.stdout, '');
+    const envelope = JSON.parse(cli.stderr);
+    assert.equal(envelope.ok, false);
+    assert.equal(envelope.error.code, 'CG_CONFIG_INVALID');
+    assert.deepEqual(envelope.error.details, { package: '@modelcontextprotocol/sdk' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -121,9 +121,14 @@ function parseArgs(argv) {
 
 // --- config ---------------------------------------------------------------------------------
 
-function unreadableConfig() {
+/** What went wrong with the config file, for the human line on a terminal (never in the envelope). */
+const CONFIG_PROBLEM = Symbol('configProblem');
+
+function unreadableConfig(file, problem) {
   const entry = catalog.codes.find((c) => c.code === 'CG_CONFIG_INVALID');
-  return new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', message: entry.messages[1] });
+  const error = new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', message: entry.messages[1] });
+  Object.defineProperty(error, CONFIG_PROBLEM, { value: { file, problem } });
+  return error;
 }
 
 /** Reads the JSON config file; a missing, oversized or non-JSON file fails the command. */
@@ -131,19 +136,30 @@ function readConfig(file) {
   let text;
   try {
     const stat = fs.statSync(file);
-    if (!stat.isFile() || stat.size > CONFIG_MAX_BYTES) throw unreadableConfig();
+    if (!stat.isFile() || stat.size > CONFIG_MAX_BYTES) throw unreadableConfig(file, 'unreadable');
     text = fs.readFileSync(file, 'utf8');
-  } catch {
-    throw unreadableConfig();
+  } catch (error) {
+    if (error instanceof GraphError) throw error;
+    throw unreadableConfig(file, error?.code === 'ENOENT' ? 'missing' : 'unreadable');
   }
   let value;
   try {
     value = JSON.parse(text);
   } catch {
-    throw unreadableConfig();
+    throw unreadableConfig(file, 'invalid');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw unreadableConfig();
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw unreadableConfig(file, 'invalid');
   return value;
+}
+
+/** The line a person reads after the envelope: which file (as given) and what is wrong with it. */
+function configHint({ file, problem }) {
+  const name = JSON.stringify(file);
+  if (problem === 'missing') {
+    return `capability-graph: config file ${name} does not exist; create one with \`capability-graph init DIR\` or pass --config FILE\n`;
+  }
+  if (problem === 'invalid') return `capability-graph: config file ${name} is not valid JSON holding an object\n`;
+  return `capability-graph: config file ${name} cannot be read (not a readable regular file of at most 1 MiB)\n`;
 }
 
 /** The config as `CapabilityGraph.open` takes it: roots relative to the config file, the
@@ -578,6 +594,7 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
   } catch (error) {
     const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL', phase: 'config' });
     stderr.write(JSON.stringify({ ok: false, error: graphError.toJSON() }) + '\n');
+    if (stderr.isTTY && graphError[CONFIG_PROBLEM]) stderr.write(configHint(graphError[CONFIG_PROBLEM]));
     return 1;
   } finally {
     await graph?.close();

@@ -12,9 +12,11 @@ const { execFile } = require('node:child_process');
 const { GraphError } = require('./errors.cjs');
 const { native, unwrap, call } = require('./native.cjs');
 const { toWireJson } = require('./pure-json.cjs');
+const { isMissing } = require('./peer.cjs');
 
 /** The module the SDK is loaded from; an override points at a vendored copy. */
-const SDK = () => process.env.CAPABILITY_GRAPH_CODEX_SDK || '@openai/codex-sdk';
+const CODEX_SDK = '@openai/codex-sdk';
+const SDK = () => process.env.CAPABILITY_GRAPH_CODEX_SDK || CODEX_SDK;
 const VERSION_TIMEOUT_MS = 10_000;
 
 /** The executor's answer, as Codex must produce it (`--output-schema`). */
@@ -94,8 +96,11 @@ async function preconditions(options) {
   let sdk;
   try {
     sdk = await import(SDK());
-  } catch {
-    throw fail('CG_MODEL_UNAVAILABLE', 'check_config');
+  } catch (error) {
+    const unavailable = fail('CG_MODEL_UNAVAILABLE', 'check_config');
+    // Not installed: name the optional peer to install (the engine passes only this detail on).
+    if (isMissing(error, SDK())) unavailable.details = { package: CODEX_SDK };
+    throw unavailable;
   }
   if (typeof sdk.Codex !== 'function') throw fail('CG_MODEL_UNAVAILABLE', 'check_config');
   const env = options.env ?? process.env;

@@ -1,11 +1,27 @@
 'use strict';
 // GraphError and the frozen ErrorCode / Phase / NextAction constants, all taken from the
-// engine's one catalog (so they cannot disagree with it).
+// engine's one catalog (generated from it into engine-tables.cjs, so they cannot disagree and
+// load without the native binary).
 
-const { errorCatalog, hostDetails } = require('../binding.js');
+const catalog = require('./engine-tables.cjs').errorCatalog;
 const { toWireJson } = require('./pure-json.cjs');
 
-const catalog = JSON.parse(errorCatalog());
+let engine;
+/**
+ * The engine's cut of every string in `details` (JSON text in and out; null when not plain
+ * JSON). Without a native binary there is no engine to apply it: the details are copied as
+ * they are.
+ */
+function hostDetails(json) {
+  if (engine === undefined) {
+    try {
+      engine = require('../binding.js');
+    } catch {
+      engine = null;
+    }
+  }
+  return engine === null ? json : engine.hostDetails(json);
+}
 const byCode = new Map(catalog.codes.map((entry) => [entry.code, entry]));
 
 const keyed = (names) => Object.freeze(Object.fromEntries(names.map((n) => [n, n])));

@@ -100,15 +100,15 @@ function wireConfig(config, hosts) {
   });
 }
 
-/** `code` and `nextAction` of whatever an executor threw, when they are strings. */
+/** `code`, `nextAction` and `details.package` of whatever an executor threw, when strings. */
 function thrownFields(error) {
   try {
     const text = (v) => (typeof v === 'string' ? v : undefined);
     return error !== null && (typeof error === 'object' || typeof error === 'function')
-      ? [text(error.code), text(error.nextAction)]
-      : [undefined, undefined];
+      ? [text(error.code), text(error.nextAction), text(error.details?.package)]
+      : [undefined, undefined, undefined];
   } catch {
-    return [undefined, undefined];
+    return [undefined, undefined, undefined];
   }
 }
 
@@ -419,9 +419,9 @@ function knowledgeAccess(pending, readers, active) {
 
 /** Pages the engine asks a database adapter for at a time. */
 const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
-const NEIGHBOR_KINDS = JSON.parse(native.neighborKinds());
+const NEIGHBOR_KINDS = require('./engine-tables.cjs').neighborKinds;
 /** Verbs whose work grows with the graph: they run on the libuv pool, never on this thread. */
-const POOL_VERBS = new Set(JSON.parse(native.poolVerbs()));
+const POOL_VERBS = new Set(require('./engine-tables.cjs').poolVerbs);
 
 /** A database read stopped by a bound, deadline or page rule (`reason`, named by the engine). */
 class Stopped {

@@ -13,6 +13,9 @@ const { createToolAdapter } = require('./tools.cjs');
 const { codexExecutor } = require('./codex.cjs');
 const { StdioServerTransport } = require('./stdio.cjs');
 
+/** The folder of the small seed provider the package ships (provider `seed.http`). */
+const seedProviderRoot = require('node:path').join(__dirname, '..', 'examples', 'seed-provider');
+
 /** The MCP server; its module (and the MCP SDK) loads on first use. */
 function createMcpServer(graph, options) {
   return require('./mcp.cjs').createMcpServer(graph, options);
@@ -32,4 +35,5 @@ module.exports = {
   createMcpServer,
   StdioServerTransport,
   codexExecutor,
+  seedProviderRoot,
 };

@@ -16,5 +16,6 @@ export const {
   createMcpServer,
   StdioServerTransport,
   codexExecutor,
+  seedProviderRoot,
 } = api;
 export default api;

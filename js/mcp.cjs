@@ -6,6 +6,7 @@ const { GraphError, inputInvalid } = require('./errors.cjs');
 const { createToolAdapter } = require('./tools.cjs');
 const { isBound } = require('./graph.cjs');
 const { toWireJson } = require('./pure-json.cjs');
+const { requireMcpSdk } = require('./peer.cjs');
 
 const RESOURCE_PREFIX = 'capability-graph://';
 
@@ -55,8 +56,8 @@ function createMcpServer(graph, options = {}) {
   const adapter = createToolAdapter(graph, adapterOptions);
   const documentBodies = adapterOptions.documentBodies === true;
 
-  const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
-  const types = require('@modelcontextprotocol/sdk/types.js');
+  const { Server } = requireMcpSdk('server/index.js');
+  const types = requireMcpSdk('types.js');
   const server = new Server({ name, version }, { capabilities: { tools: {}, ...(documentBodies ? { resources: {} } : {}) } });
 
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: adapter.tools.map((t) => ({ ...t })) }));

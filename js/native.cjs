@@ -2,8 +2,25 @@
 // The generated napi loader (binding.js, never edited by hand) and the string protocol of its
 // calls: a result is JSON text; a failure is "!" followed by the error's JSON.
 
-const native = require('../binding.js');
 const { GraphError } = require('./errors.cjs');
+const { missingBinding } = require('./platform.cjs');
+
+/**
+ * The engine, or — when no native binary loads on this platform (no platform package installed,
+ * an unsupported platform) — a stand-in whose every function throws the one GraphError saying
+ * so. Importing the package, `--help` and `--version` never need the engine.
+ */
+const native = (() => {
+  let loaded;
+  try {
+    loaded = require('../binding.js');
+  } catch {
+    return missingBinding();
+  }
+  // The engine's catalog call also silences Rust's panic message (a panic is CG_INTERNAL).
+  loaded.errorCatalog();
+  return loaded;
+})();
 
 const FAILURE = 33; // "!"
 

@@ -6,6 +6,7 @@
 // It never ends the process; the host decides what the end of its input means.
 
 const { inputInvalid } = require('./errors.cjs');
+const { requireMcpSdk } = require('./peer.cjs');
 
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const NEWLINE = 0x0a;
@@ -49,7 +50,7 @@ class StdioServerTransport {
     if (this.#started) throw inputInvalid('start', { phase: 'lifecycle', expected: 'a transport started once' });
     this.#started = true;
     // The SDK's own parser, loaded with the server that uses this transport.
-    const { deserializeMessage } = require('@modelcontextprotocol/sdk/shared/stdio.js');
+    const { deserializeMessage } = requireMcpSdk('shared/stdio.js');
     this.#parse = deserializeMessage;
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onError);

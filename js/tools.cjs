@@ -5,14 +5,14 @@
 // error. Tool metadata holds no capability data: there is no tool per capability.
 
 const { GraphError, inputInvalid } = require('./errors.cjs');
-const { native } = require('./native.cjs');
 const { parseQualifiedId, isGraph, isBound } = require('./graph.cjs');
 const { toWireJson, ownValue } = require('./pure-json.cjs');
 
 // --- schema fragments, written for a model -------------------------------------------------
 
 // The engine's ID formats; `ID` is the pattern without its anchors.
-const { id: ID_PATTERN, knowledgeId: KNOWLEDGE_ID_PATTERN } = JSON.parse(native.idPatterns());
+const { idPatterns, neighborKinds } = require('./engine-tables.cjs');
+const { id: ID_PATTERN, knowledgeId: KNOWLEDGE_ID_PATTERN } = idPatterns;
 const ID = ID_PATTERN.slice(1, -1);
 const QUALIFIED_PATTERN = `^${ID}::${ID}$`;
 
@@ -41,7 +41,7 @@ const knowledgeIds = { type: 'array', items: { type: 'string', pattern: KNOWLEDG
 const strings = (description) => ({ type: 'array', items: { type: 'string' }, maxItems: 128, description });
 const kinds = {
   type: 'array',
-  items: { enum: JSON.parse(native.neighborKinds()) },
+  items: { enum: [...neighborKinds] },
   uniqueItems: true,
   description: 'Relation groups to return (default: all eight).',
 };

@@ -390,6 +390,42 @@ pub fn project_executor_error(code: Option<&str>, next_action: Option<&str>) -> 
     error
 }
 
+/// An executor that cannot run because an optional package is missing says which one
+/// (`details.package`, SPEC §14 D18), so the caller knows what to install. Only a well-formed npm
+/// package name passes, and only on `CG_MODEL_UNAVAILABLE` / `check_config`; anything else an
+/// executor attaches is dropped like the rest of its details.
+pub fn with_missing_package(error: GraphError, package: Option<&str>) -> GraphError {
+    match package {
+        Some(name)
+            if error.code == Code::ModelUnavailable
+                && error.action == Some(NextAction::CheckConfig)
+                && is_package_name(name) =>
+        {
+            error.detail("package", name)
+        }
+        _ => error,
+    }
+}
+
+/// `name` or `@scope/name`: lowercase letters, digits, `-`, `.`, `_`, `~`, at most 128 bytes.
+fn is_package_name(name: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with('.')
+            && !p.starts_with('_')
+            && p.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._~".contains(&b))
+    };
+    if name.len() > 128 {
+        return false;
+    }
+    match name.strip_prefix('@').map(|rest| rest.split_once('/')) {
+        Some(Some((scope, pkg))) => part(scope) && part(pkg),
+        Some(None) => false,
+        None => part(name),
+    }
+}
+
 /// Which host component threw, for [`project_component_error`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Component {
@@ -533,6 +569,31 @@ pub fn catalog_json() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_package_is_named_only_when_unavailable_for_config_and_well_formed() {
+        let unavailable =
+            || project_executor_error(Some("CG_MODEL_UNAVAILABLE"), Some("check_config"));
+        let named = with_missing_package(unavailable(), Some("@openai/codex-sdk"));
+        assert_eq!(named.details().unwrap()["package"], "@openai/codex-sdk");
+        for bad in ["../etc/passwd", "@openai", "Codex SDK", "@scope/", "_x", ""] {
+            assert!(
+                with_missing_package(unavailable(), Some(bad))
+                    .details()
+                    .is_none(),
+                "{bad}"
+            );
+        }
+        let retry = project_executor_error(Some("CG_MODEL_UNAVAILABLE"), Some("retry"));
+        assert!(with_missing_package(retry, Some("pkg")).details().is_none());
+        let refused = project_executor_error(Some("CG_MODEL_REFUSED"), None);
+        assert!(with_missing_package(refused, Some("pkg"))
+            .details()
+            .is_none());
+        assert!(with_missing_package(unavailable(), Some(&"a".repeat(129)))
+            .details()
+            .is_none());
+    }
 
     #[test]
     fn to_json_has_fixed_key_order_and_omits_absent_keys() {

@@ -113,10 +113,20 @@ impl NativeHostCall {
         outcome(guarded(|| self.call.finish(&output)))
     }
 
-    /// The error for what the component threw (its `code` and `nextAction`, if strings).
+    /// The error for what the component threw (its `code`, `nextAction` and
+    /// `details.package`, if strings).
     #[napi]
-    pub fn fail(&self, code: Option<String>, next_action: Option<String>) -> String {
-        outcome(Err(self.call.fail(code.as_deref(), next_action.as_deref())))
+    pub fn fail(
+        &self,
+        code: Option<String>,
+        next_action: Option<String>,
+        package: Option<String>,
+    ) -> String {
+        let error = self.call.fail(code.as_deref(), next_action.as_deref());
+        outcome(Err(crate::error::with_missing_package(
+            error,
+            package.as_deref(),
+        )))
     }
 
     /// Ends what the component may still start, at once (synchronously): its call settled
@@ -479,4 +489,11 @@ impl NativeGraph {
     pub fn is_closed(&self) -> bool {
         self.engine.is_closed()
     }
+}
+
+/// The cargo profile this binary was built with, as the marker a publish guard looks for in the
+/// file (`capability-graph-build-profile=release`).
+#[napi]
+pub fn build_profile() -> &'static str {
+    concat!("capability-graph-build-profile=", env!("CG_BUILD_PROFILE"))
 }

@@ -1,5 +1,5 @@
-//! Immutable provider snapshots: capabilities sorted by ID, an ID index, the eight relation
-//! adjacencies (declared and derived inverse) and the static revision, all built once at load.
+//! Immutable provider snapshots: capabilities sorted by ID (found by binary search), the eight
+//! relation adjacencies (declared and derived inverse) and the static revision, all built once at load.
 
 pub mod revision;
 pub mod size;
@@ -7,7 +7,6 @@ pub mod size;
 use crate::definitions::model::{KnowledgeRef, ProviderRecord};
 use crate::definitions::ValidatedProvider;
 use crate::fsx::beneath::RootDir;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -183,7 +182,6 @@ pub struct ProviderSnapshot {
     pub authority: AuthorityKind,
     pub static_revision: String,
     pub capabilities: Vec<Capability>,
-    index: HashMap<String, u32>,
     adjacency: [Adjacency; 8],
     pub roots: DocumentRoots,
     /// The lexical executor's index, built on first use.
@@ -223,17 +221,11 @@ impl ProviderSnapshot {
                 knowledge: c.knowledge,
             })
             .collect();
-        let index = capabilities
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.id.clone(), i as u32))
-            .collect();
         ProviderSnapshot {
             provider: v.provider,
             authority,
             static_revision,
             capabilities,
-            index,
             adjacency: [
                 parents,
                 children,
@@ -276,7 +268,11 @@ impl ProviderSnapshot {
     }
 
     pub fn find(&self, capability_id: &str) -> Option<u32> {
-        self.index.get(capability_id).copied()
+        // Capabilities are sorted by ID: a binary search needs no second copy of every ID.
+        self.capabilities
+            .binary_search_by(|c| c.id.as_str().cmp(capability_id))
+            .ok()
+            .map(|i| i as u32)
     }
 
     pub fn capability(&self, node: u32) -> &Capability {

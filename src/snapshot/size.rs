@@ -45,8 +45,7 @@ fn knowledge(k: &KnowledgeRef) -> usize {
 }
 
 fn capability(c: &Capability) -> usize {
-    size_of::<Capability>()
-        + text(&c.id)
+    text(&c.id)
         + text(&c.name)
         + text(&c.description)
         + text(&c.when_to_use)
@@ -60,15 +59,13 @@ fn adjacency(a: &Adjacency) -> usize {
     (a.offsets.capacity() + a.targets.capacity()) * size_of::<u32>()
 }
 
-/// Heap bytes a snapshot keeps: records, the ID index and the relation lists (not the lexical
-/// index, which is counted apart).
+/// Heap bytes a snapshot keeps: records and relation lists (not the lexical index, which is
+/// counted apart). IDs are found by binary search over the records, so there is no ID index.
 pub fn snapshot_bytes(s: &ProviderSnapshot) -> usize {
-    let records: usize = s.capabilities.iter().map(capability).sum();
-    // Each index entry holds its own copy of the ID plus the table slot.
-    let index: usize = s.capabilities.iter().map(|c| text(&c.id)).sum::<usize>()
-        + s.index.capacity() * (size_of::<String>() + size_of::<u32>() + 1);
+    let records: usize = s.capabilities.capacity() * size_of::<Capability>()
+        + s.capabilities.iter().map(capability).sum::<usize>();
     let relations: usize = s.adjacency.iter().map(adjacency).sum();
-    records + index + relations
+    records + relations
 }
 
 #[cfg(test)]
