@@ -653,7 +653,12 @@ class CapabilityGraph {
       if (!isGraph(graph)) throw notAGraph(verb);
       const [args, signal] = readArgs(verb, query);
       const active = graph.#active;
-      return abortable(signal, () => withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', { active, signal }));
+      // The engine's own reads of local files stop between chunks once the signal aborts.
+      const cancel = signal === undefined ? undefined : new native.NativeCancel();
+      const onAbort = () => cancel.cancel();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const read = (answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies, cancel);
+      return abortable(signal, () => withReaders(read, graph.#hosts.readers, 'document', { active, signal })).finally(() => signal?.removeEventListener('abort', onAbort));
     };
     runHosted = async (graph, verb, query, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);

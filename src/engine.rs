@@ -5,6 +5,7 @@ use crate::config::{Budgets, ConfigError, ExecutorSpec, OpenConfig, ProviderSour
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::hostcall::Started;
 use crate::ids::is_id;
+use crate::knowledge::body::Cancel;
 use crate::knowledge::host::HostBodies;
 use crate::matching::{self, lexical_options, Executor};
 use crate::query::args::{invalid, Args};
@@ -221,6 +222,20 @@ impl Engine {
         answers: Option<&str>,
         bodies: Vec<Option<Vec<u8>>>,
     ) -> Result<String> {
+        self.read_until(verb, args, bound, answers, bodies, Cancel::default())
+    }
+
+    /// [`Engine::read`] that a page read's caller can abort: a local file's scan stops at its
+    /// next chunk once `cancel` is set.
+    pub fn read_until(
+        &self,
+        verb: &str,
+        args: &str,
+        bound: Option<&str>,
+        answers: Option<&str>,
+        bodies: Vec<Option<Vec<u8>>>,
+        cancel: Cancel,
+    ) -> Result<String> {
         let run = match verb {
             "readDocuments" => reads::read_documents,
             "readSpecification" => reads::read_specification,
@@ -229,7 +244,8 @@ impl Engine {
             _ => return Err(invalid("verb", "a read verb")),
         };
         let host = HostBodies::new(self.has_readers, answers, bodies)
-            .with_reader_timeout(self.budgets.read.reader_timeout_ms);
+            .with_reader_timeout(self.budgets.read.reader_timeout_ms)
+            .with_cancel(cancel);
         let result = self.call(bound).and_then(|call| run(&call, args, &host));
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {

@@ -159,6 +159,27 @@ pub fn page_read_aborted() -> String {
     outcome(Err(crate::query::reads::page_read_aborted()))
 }
 
+/// A page read's abort, set from its caller's signal: the engine's scan of a local file
+/// checks it between chunks.
+#[napi]
+#[derive(Default)]
+pub struct NativeCancel {
+    flag: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[napi]
+impl NativeCancel {
+    #[napi(constructor)]
+    pub fn new() -> NativeCancel {
+        NativeCancel::default()
+    }
+
+    #[napi]
+    pub fn cancel(&self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The check of one URL document streamed by a host reader for a page read (see
 /// `knowledge::stream`); the JS layer feeds it the reader's chunks.
 #[napi]
@@ -416,7 +437,8 @@ impl NativeGraph {
     }
 
     /// Runs the body read `verb` off the JS thread, with what the host's readers returned so
-    /// far (answers as JSON, their bodies as buffers; the bytes are copied here).
+    /// far (answers as JSON, their bodies as buffers; the bytes are copied here). `cancel`
+    /// stops a page read's scan of a local file between chunks.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn read(
         &self,
@@ -425,11 +447,16 @@ impl NativeGraph {
         bound: Option<String>,
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
+        cancel: Option<&NativeCancel>,
     ) -> AsyncTask<PoolTask> {
         let engine = self.engine.clone();
         let bodies = owned(bodies);
+        let cancel = cancel.map_or_else(Default::default, |c| {
+            crate::knowledge::body::Cancel::new(c.flag.clone())
+        });
         PoolTask::run(move || {
-            engine.read(&verb, &args, bound.as_deref(), answers.as_deref(), bodies)
+            let (bound, answers) = (bound.as_deref(), answers.as_deref());
+            engine.read_until(&verb, &args, bound, answers, bodies, cancel)
         })
     }
 

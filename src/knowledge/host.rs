@@ -62,6 +62,8 @@ pub struct HostBodies {
     pub enabled: bool,
     /// `read.readerTimeoutMs`, sent with every request.
     reader_timeout_ms: u64,
+    /// The caller's abort of a page read, for the files the engine reads itself.
+    cancel: super::body::Cancel,
     answers: HashMap<String, Answer>,
     requests: RefCell<Vec<Value>>,
 }
@@ -132,6 +134,7 @@ impl HostBodies {
         HostBodies {
             enabled,
             reader_timeout_ms: crate::config::Budgets::default().read.reader_timeout_ms,
+            cancel: super::body::Cancel::default(),
             answers: map,
             requests: RefCell::new(Vec::new()),
         }
@@ -141,6 +144,16 @@ impl HostBodies {
     pub fn with_reader_timeout(mut self, ms: u64) -> HostBodies {
         self.reader_timeout_ms = ms;
         self
+    }
+
+    /// The caller's abort of this read: a local file's scan checks it between chunks.
+    pub fn with_cancel(mut self, cancel: super::body::Cancel) -> HostBodies {
+        self.cancel = cancel;
+        self
+    }
+
+    pub fn cancel(&self) -> &super::body::Cancel {
+        &self.cancel
     }
 
     /// The documents still to be read by the host, as the JS layer receives them.

@@ -11,7 +11,7 @@ use crate::definitions::model::Locator;
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::{format_qualified, is_id, is_knowledge_id};
-use crate::knowledge::body::{read_page, read_whole, whole_in, Known, Page, Whole};
+use crate::knowledge::body::{read_page_until, read_whole, whole_in, Known, Page, Whole};
 use crate::knowledge::host::{HostBodies, PageRange};
 use crate::knowledge::{content_type, locate, source};
 use crate::scope::{Completeness, Meta, View};
@@ -643,7 +643,8 @@ fn page_body(
     if let Locator::Http { .. } = doc.locator {
         return host.page(s, doc, range, known);
     }
-    let page = read_page(&locate(s, doc)?, range.start, range.page_bytes, known)?;
+    let at = locate(s, doc)?;
+    let page = read_page_until(&at, range.start, range.page_bytes, known, host.cancel())?;
     Ok(Some((page, content_type(doc).to_owned())))
 }
 
@@ -744,10 +745,4 @@ pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Re
     )
 }
 
-/// A page read its caller aborted: it settles at once, whatever the reader still does.
-pub fn page_read_aborted() -> GraphError {
-    GraphError::new(Code::DocumentUnreadable)
-        .with_phase(crate::error::Phase::Document)
-        .with_action(crate::error::NextAction::Retry)
-        .detail("reason", "aborted")
-}
+pub use crate::knowledge::body::page_read_aborted;
