@@ -302,6 +302,38 @@ test('doctor lists every definition problem of a provider, ordered and bounded',
   }
 });
 
+test('doctor lists a definition file that cannot be read or parsed beside every other problem', () => {
+  const p = project();
+  try {
+    const write = (rel, text) => {
+      mkdirSync(path.dirname(path.join(p.dir, 'acme', rel)), { recursive: true });
+      writeFileSync(path.join(p.dir, 'acme', rel), text);
+    };
+    const cap = (capabilityId, extra = {}) => JSON.stringify({ capabilityId, name: 'N', description: 'D', whenToUse: 'W', ...extra });
+    write('provider.json', JSON.stringify({ providerId: 'acme', name: 'Acme', version: '1' }));
+    write('capabilities/a.json', cap('a', { requires: ['ghost'] }));
+    write('capabilities/broken.json', '{ "capabilityId": ');
+    write('capabilities/c.json', JSON.stringify({ capabilityId: 'c', name: 'N', whenToUse: 'W' }));
+    write('capabilities/latin1.json', Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]));
+    writeFileSync(path.join(p.dir, 'acme.json'), JSON.stringify({ providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: 'acme', definitionLayout: 'directory' } }] }));
+    const r = p.run('doctor', '--config', 'acme.json', '--json');
+    assert.equal(r.code, 1);
+    const check = r.json().checks.find((c) => c.id === 'provider:acme');
+    assert.match(check.message, /^CG_DEFINITION_INVALID /, 'the message is what open reports');
+    assert.deepEqual(
+      check.problems.map((x) => [x.file, x.capabilityId, x.field, x.code, x.reason]),
+      [
+        ['capabilities/a.json', 'a', 'requires', 'CG_RELATION_INVALID', 'missing_endpoint'],
+        ['capabilities/broken.json', undefined, undefined, 'CG_DEFINITION_INVALID', 'invalid_json'],
+        ['capabilities/c.json', undefined, 'description', 'CG_DEFINITION_INVALID', 'required'],
+        ['capabilities/latin1.json', undefined, undefined, 'CG_DEFINITION_INVALID', 'invalid_utf8'],
+      ],
+    );
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('init creates a provider and its config; dry runs plan; conflicts write nothing', () => {
   const p = project();
   try {

@@ -327,6 +327,17 @@ pub struct CheckedDefinition {
     problems: Vec<GraphError>,
 }
 
+impl CheckedDefinition {
+    /// A definition file that could not be read or parsed: that is its one problem.
+    pub fn unreadable(problem: GraphError) -> CheckedDefinition {
+        CheckedDefinition {
+            record: None,
+            declared: None,
+            problems: vec![problem],
+        }
+    }
+}
+
 fn check_definition(o: &Origin, value: &Value, prefix: &str, roots: &Roots) -> CheckedDefinition {
     let mut problems = Vec::new();
     let record = validate::capability_problems(o, value, prefix, roots, &mut problems);

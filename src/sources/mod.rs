@@ -6,7 +6,8 @@ pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
 use crate::definitions::{
-    file_problems, provider_problems, validate_files, validate_provider, RawDefinitions, Roots,
+    file_problems, provider_problems, validate_files, validate_provider, CheckedDefinition,
+    RawDefinitions, Roots,
 };
 use crate::error::{Code, GraphError, Result};
 use crate::knowledge::roots;
@@ -89,9 +90,10 @@ pub fn load(
     }
 }
 
-/// Every problem `load` would meet in `source`, not just the first (for `doctor`). What stops
-/// a source from being read at all (its folder, a file that is no JSON, a database read) is
-/// the one problem it has; a database view's records are checked as `load` checks them.
+/// Every problem `load` would meet in `source`, not just the first (for `doctor`): a definition
+/// file that cannot be read or parsed is one of them. What stops a source from being read at
+/// all (its folder, its manifest, a database read) is the one problem it has; a database
+/// view's records are checked as `load` checks them.
 pub fn problems(
     source: &ProviderSource,
     database: Option<&database::DatabaseRead>,
@@ -114,16 +116,17 @@ pub fn problems(
             let config_path = format!("{}.authority.rootDir", source.path);
             file::open_root(root, &config_path).and_then(|own| {
                 let own = Arc::new(own);
-                // Each file is checked by the thread that read it, as at load.
-                let check = |file: &str, value: Value| {
-                    crate::definitions::definition_problems_in_file(
+                // A file that cannot be read or parsed is one problem among the others.
+                let check = |file: &str, value: Result<Value>| match value {
+                    Ok(value) => crate::definitions::definition_problems_in_file(
                         provider_id,
                         file,
                         &value,
                         &rules,
-                    )
+                    ),
+                    Err(e) => CheckedDefinition::unreadable(e),
                 };
-                let files = file::read_provider_dir_with(&own, *layout, provider_id, &check)?;
+                let files = file::read_provider_dir_each(&own, *layout, provider_id, &check)?;
                 roots::bind(source, Some(own))?;
                 let checked = files
                     .definitions
