@@ -1171,8 +1171,10 @@ export declare class StdioServerTransport {
   constructor(options?: StdioServerTransportOptions);
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  // @ts-ignore -- the SDK is an optional peer: without it installed this type is `any`.
   onmessage?: (message: import('@modelcontextprotocol/sdk/types.js').JSONRPCMessage) => void;
   start(): Promise<void>;
+  // @ts-ignore -- the SDK is an optional peer: without it installed this type is `any`.
   send(message: import('@modelcontextprotocol/sdk/types.js').JSONRPCMessage): Promise<void>;
   close(): Promise<void>;
 }
