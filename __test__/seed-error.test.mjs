@@ -3,26 +3,13 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './helpers.mjs';
 
-const ERROR_MJS = `import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
-let graph;
-try {
-  graph = await CapabilityGraph.open({ providers: [{ definition: {
-    providerId: 'acme', name: 'Error example', version: '1', capabilities: []
-  } }] });
-  await graph.resolve({ ids: ['acme::missing'] });
-} catch (error) {
-  if (!(error instanceof GraphError)) throw error;
-  console.error(JSON.stringify(error.toJSON()));
-  process.exitCode = 1;
-} finally {
-  await graph?.close();
-}
-`;
+// The seed's file, verbatim; the install check of .ci/run runs the same file.
+const ERROR_MJS = readFileSync(path.join(repoRoot, '__test__', 'fixtures', 'error.mjs'), 'utf8');
 
 test('error.mjs from a separate ESM project prints the documented line and exits 1', () => {
   const project = mkdtempSync(path.join(tmpdir(), 'cg-error-mjs-'));
