@@ -115,6 +115,11 @@ export type CapabilityRef = string | CapabilityId;
 /** On a provider-bound graph: also the local ID or `{ capabilityId }`. */
 export type BoundCapabilityRef = string | { providerId?: string; capabilityId: string };
 
+/** How a bound facade's document verbs name their capability: a reference, or a local ID. */
+export type BoundCapabilityKey =
+  | { capability: BoundCapabilityRef; capabilityId?: never }
+  | { capabilityId: string; capability?: never };
+
 export type Locator =
   | { type: 'relative-file'; path: string; root?: string }
   | { type: 'http'; url: string };
@@ -578,6 +583,11 @@ export interface PageQuery extends ScopedQuery {
   /** At most `budgets.read.maxBytes` (32 KiB, the default). */
   maxBytes?: number;
   cursor?: string;
+  /**
+   * Cancels the read: it settles at once with `CG_DOCUMENT_UNREADABLE` (`retry`); a host
+   * reader receives it with the read.
+   */
+  signal?: AbortSignal;
 }
 
 export interface DocumentPageQuery extends PageQuery {
@@ -615,6 +625,18 @@ export interface DocumentBodyPage {
 export interface KnowledgeReader {
   id: string;
   canRead(ref: KnowledgeDocumentRef): boolean;
+  /**
+   * Optional: the document in chunks of at most `chunkBytes`, each with the same `source` (the
+   * document's URL) and one non-blank `contentType`; an empty document is one empty chunk.
+   * Page reads use it, so documents of any size can be paged. The whole stream must end within
+   * `budgets.read.readerTimeoutMs`; `signal` is aborted by then, by the caller's page-read signal
+   * and when `close()` settles the call.
+   */
+  stream?(
+    ref: KnowledgeDocumentRef,
+    context: { providerId: string; staticRevision: string },
+    options: { chunkBytes: number; signal: AbortSignal },
+  ): AsyncIterable<{ bytes: Uint8Array; contentType: string; source: string }>;
   /** Must settle within `budgets.read.readerTimeoutMs` (10 s), else the document is
    *  CG_DOCUMENT_UNREADABLE/retry; `signal` is aborted then, and when `close()` settles the call. */
   read(
@@ -991,9 +1013,10 @@ export interface DatabaseReadView {
   knowledgeRootDir?: string;
   /** Capability definitions in strictly increasing `capabilityId` order. */
   scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
-  /** Local capability IDs in ID order: exactly the edges the definitions declare or imply (a
-   *  stream longer than the provider's capabilities is `neighbor_stream_unbounded`). */
-  neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string> | Promise<DatabasePage<string>>;
+  /** Endpoints in ID order, as local IDs or `{ providerId, capabilityId }` of the view's provider,
+   *  item by item: exactly the edges the definitions declare or imply (a stream longer than the
+   *  provider's capabilities is `neighbor_stream_unbounded`). */
+  neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>;
   /** Called once the view was read, also after a failure. */
   close?(): void | Promise<void>;
 }
@@ -1066,11 +1089,11 @@ export declare class BoundProviderGraph {
   listCatalog(query?: Bound<Omit<CatalogQuery, 'parent'>> & { parent?: BoundCapabilityRef }): Promise<CatalogPage>;
   getCapabilities(ids: BoundCapabilityRef[], query?: Bound<CapabilityDetailQuery>): Promise<CapabilityDetails>;
   getNeighbors(id: BoundCapabilityRef, query?: Bound<NeighborQuery>): Promise<NeighborPage>;
-  listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<KnowledgeMembersPage>;
+  listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & BoundCapabilityKey): Promise<KnowledgeMembersPage>;
   resolveSelection(query: Bound<Omit<SelectionQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<SelectionResult>;
   readDocuments(query: Bound<Omit<ReadDocumentsQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<DocumentReadBatch>;
   readSpecification(query?: Bound<Omit<ReadSpecificationQuery, 'providerId'>>): Promise<SpecificationReadBatch>;
-  readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & { capability: BoundCapabilityRef }): Promise<DocumentBodyPage>;
+  readDocumentPage(query: Bound<Omit<DocumentPageQuery, 'capability'>> & BoundCapabilityKey): Promise<DocumentBodyPage>;
   readSpecificationPage(query: Bound<Omit<SpecificationPageQuery, 'providerId'>>): Promise<DocumentBodyPage>;
   match(query: Bound<MatchQuery>): Promise<MatchResult>;
   retrieveCapabilities(query: Bound<RetrieveCapabilitiesQuery>): Promise<RetrieveCapabilitiesPage>;

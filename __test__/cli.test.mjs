@@ -86,6 +86,46 @@ test('graph commands answer JSON when stdout is not a terminal', () => {
   }
 });
 
+test('read pages a document of any size with --cursor and --max-bytes', () => {
+  const p = project();
+  try {
+    // A document over read.maxResponseBytes (4 MiB) cannot be read whole, only by pages.
+    const line = 'A long guide line, repeated well past the whole-read budget.\n\n';
+    const body = line.repeat(Math.ceil((4 * 1024 * 1024 + 1000) / line.length));
+    writeFileSync(path.join(p.dir, 'seed', 'knowledge', 'route-validation.md'), body);
+    const whole = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02').json();
+    assert.equal(whole.results[0].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    let page = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--max-bytes', '32768').json();
+    assert.equal(page.startOffset, 0);
+    assert.ok(page.nextCursor && page.hasMore);
+    assert.equal(page.text, body.slice(0, page.endOffset));
+    const second = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--cursor', page.nextCursor, '--max-bytes', '32768').json();
+    assert.equal(second.startOffset, page.endOffset);
+    assert.equal(second.text, body.slice(page.endOffset, second.endOffset));
+    // The last page: no cursor.
+    page = p.run('read', 'seed.http::route.http', '--knowledge', 'D-01', '--max-bytes', '32768').json();
+    assert.deepEqual([page.hasMore, page.nextCursor], [false, undefined]);
+    assert.equal(page.text, readFileSync(path.join(p.dir, 'seed', 'knowledge', 'route-http.md'), 'utf8'));
+    const spec = p.run('spec', 'seed.http', '--knowledge', 'SPEC-01', '--max-bytes', '64').json();
+    assert.equal(spec.text, readFileSync(path.join(p.dir, 'seed', 'PROVIDER.md'), 'utf8').slice(0, spec.endOffset));
+    assert.ok(spec.hasMore && spec.endOffset <= 64);
+    assert.equal(p.run('spec', 'seed.http', '--knowledge', 'SPEC-01', '--cursor', spec.nextCursor, '--max-bytes', '64').json().startOffset, spec.endOffset);
+    // A page reads one document.
+    for (const args of [
+      ['read', 'seed.http::route.validation', '--max-bytes', '100'],
+      ['read', 'seed.http::route.validation', '--knowledge', 'D-02', '--knowledge', 'D-01', '--cursor', 'x'],
+      ['read', 'seed.http::route.validation', '--knowledge', 'D-02', '--role', 'guide', '--max-bytes', '100'],
+      ['read', 'seed.http::route.validation', '--knowledge', 'D-02', '--max-bytes', 'ten'],
+    ]) {
+      const e = envelope(p.run(...args));
+      assert.deepEqual([e.code, e.phase], ['CG_INPUT_INVALID', 'config'], args.join(' '));
+    }
+    assert.equal(envelope(p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--cursor', 'garbage!')).code, 'CG_INPUT_INVALID');
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('usage errors are CG_INPUT_INVALID in phase config; help and version work everywhere', () => {
   const p = project();
   try {
@@ -190,8 +230,105 @@ test('doctor reports checks; a readable config with problems is failed', () => {
     assert.match(checks['documents:seed.http'].message, /D-03: CG_DOCUMENT_NOT_FOUND/);
     assert.equal(checks['provider:ghost'].status, 'fail');
     assert.match(checks['provider:ghost'].message, /"path":"providers\[1\]/);
+    assert.equal(checks['provider:ghost'].problems, undefined, 'a provider that cannot be reached has no definitions to list');
     assert.equal(checks.executor.status, 'warn');
     assert.ok(!bad.stdout.includes(p.dir), 'no absolute path in the report');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('doctor lists every definition problem of a provider, ordered and bounded', () => {
+  const p = project();
+  try {
+    const put = (rel, value) => {
+      mkdirSync(path.dirname(path.join(p.dir, 'acme', rel)), { recursive: true });
+      writeFileSync(path.join(p.dir, 'acme', rel), JSON.stringify(value));
+    };
+    const cap = (capabilityId, extra = {}) => ({ capabilityId, name: 'N', description: 'D', whenToUse: 'W', ...extra });
+    put('provider.json', { providerId: 'acme', name: 'Acme', version: '1' });
+    put('capabilities/bad-id.json', { capabilityId: 'Bad ID', name: 'N', whenToUse: 'W' });
+    put('capabilities/b.json', cap('b', { knowledge: [{ kind: 'document', knowledgeId: 'K-1', role: 'guide', locator: { type: 'relative-file', path: '../escape.md' } }] }));
+    put('capabilities/c.json', cap('c', { requires: ['ghost', 'b'] }));
+    put('capabilities/dup.json', cap('c'));
+    put('capabilities/x.json', cap('x', { requires: ['y'] }));
+    put('capabilities/y.json', cap('y', { requires: ['x'] }));
+    writeFileSync(path.join(p.dir, 'acme.json'), JSON.stringify({ providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: 'acme', definitionLayout: 'directory' } }] }));
+    const r = p.run('doctor', '--config', 'acme.json', '--json');
+    assert.equal(r.code, 1);
+    const check = r.json().checks.find((c) => c.id === 'provider:acme');
+    assert.equal(check.status, 'fail');
+    assert.match(check.message, /^CG_DEFINITION_INVALID /, 'the message is what open reports');
+    assert.equal(check.omitted, 0);
+    assert.deepEqual(
+      check.problems.map((x) => [x.file, x.capabilityId, x.field, x.code, x.reason]),
+      [
+        ['capabilities/b.json', 'b', 'knowledge[0].locator.path', 'CG_DEFINITION_INVALID', 'path_invalid'],
+        ['capabilities/bad-id.json', undefined, 'capabilityId', 'CG_DEFINITION_INVALID', 'id_invalid'],
+        ['capabilities/bad-id.json', undefined, 'description', 'CG_DEFINITION_INVALID', 'required'],
+        ['capabilities/c.json', 'c', 'requires', 'CG_RELATION_INVALID', 'missing_endpoint'],
+        ['capabilities/dup.json', 'c', 'capabilityId', 'CG_DEFINITION_INVALID', 'duplicate_capability'],
+        ['capabilities/x.json', 'x', 'requires', 'CG_RELATION_CYCLE', 'cycle'],
+      ],
+    );
+    assert.ok(!r.stdout.includes(p.dir), 'no absolute path in the report');
+    // open still stops at the first problem, with the same error as before.
+    const open = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      import { CapabilityGraph } from '@devcodex/capability-graph';
+      CapabilityGraph.open({ providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: 'acme', definitionLayout: 'directory' } }] })
+        .catch((e) => console.log(JSON.stringify(e)));`], { cwd: p.dir, encoding: 'utf8' });
+    const first = JSON.parse(open.stdout);
+    assert.deepEqual([first.code, first.details.file, first.details.field], ['CG_DEFINITION_INVALID', 'capabilities/b.json', 'knowledge[0].locator.path']);
+
+    // At most 100 problems are listed; the rest are counted.
+    for (let i = 0; i < 60; i++) put(`capabilities/many-${String(i).padStart(2, '0')}.json`, { capabilityId: `m${i}`, name: ' ', description: ' ' });
+    const many = p.run('doctor', '--config', 'acme.json', '--json').json().checks.find((c) => c.id === 'provider:acme');
+    assert.equal(many.problems.length, 100);
+    assert.equal(many.problems.length + many.omitted, 6 + 60 * 3);
+    const keys = many.problems.map((x) => [x.file, x.capabilityId ?? '', x.field ?? '', x.code].join('\u0000'));
+    assert.deepEqual(keys, [...keys].sort(), 'ordered by file, capabilityId, field, code');
+
+    // An inline definition's problems point at the config file.
+    writeFileSync(path.join(p.dir, 'inline.json'), JSON.stringify({ providers: [{ definition: { providerId: 'inl', name: 'I', version: '1', capabilities: [cap('a', { requires: ['nope'] }), { capabilityId: 'b2' }] } }] }));
+    const inline = p.run('doctor', '--config', 'inline.json', '--json').json().checks.find((c) => c.id === 'provider:inl');
+    assert.deepEqual(inline.problems.map((x) => [x.file, x.capabilityId, x.field, x.reason]), [
+      ['inline.json', undefined, 'capabilities[1].description', 'required'],
+      ['inline.json', undefined, 'capabilities[1].name', 'required'],
+      ['inline.json', undefined, 'capabilities[1].whenToUse', 'required'],
+      ['inline.json', 'a', 'capabilities[0].requires', 'missing_endpoint'],
+    ]);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('doctor lists a definition file that cannot be read or parsed beside every other problem', () => {
+  const p = project();
+  try {
+    const write = (rel, text) => {
+      mkdirSync(path.dirname(path.join(p.dir, 'acme', rel)), { recursive: true });
+      writeFileSync(path.join(p.dir, 'acme', rel), text);
+    };
+    const cap = (capabilityId, extra = {}) => JSON.stringify({ capabilityId, name: 'N', description: 'D', whenToUse: 'W', ...extra });
+    write('provider.json', JSON.stringify({ providerId: 'acme', name: 'Acme', version: '1' }));
+    write('capabilities/a.json', cap('a', { requires: ['ghost'] }));
+    write('capabilities/broken.json', '{ "capabilityId": ');
+    write('capabilities/c.json', JSON.stringify({ capabilityId: 'c', name: 'N', whenToUse: 'W' }));
+    write('capabilities/latin1.json', Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]));
+    writeFileSync(path.join(p.dir, 'acme.json'), JSON.stringify({ providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: 'acme', definitionLayout: 'directory' } }] }));
+    const r = p.run('doctor', '--config', 'acme.json', '--json');
+    assert.equal(r.code, 1);
+    const check = r.json().checks.find((c) => c.id === 'provider:acme');
+    assert.match(check.message, /^CG_DEFINITION_INVALID /, 'the message is what open reports');
+    assert.deepEqual(
+      check.problems.map((x) => [x.file, x.capabilityId, x.field, x.code, x.reason]),
+      [
+        ['capabilities/a.json', 'a', 'requires', 'CG_RELATION_INVALID', 'missing_endpoint'],
+        ['capabilities/broken.json', undefined, undefined, 'CG_DEFINITION_INVALID', 'invalid_json'],
+        ['capabilities/c.json', undefined, 'description', 'CG_DEFINITION_INVALID', 'required'],
+        ['capabilities/latin1.json', undefined, undefined, 'CG_DEFINITION_INVALID', 'invalid_utf8'],
+      ],
+    );
   } finally {
     p.cleanup();
   }

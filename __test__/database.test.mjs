@@ -2,7 +2,8 @@
 // paged scans, validated like files, every relation stream checked.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { assertError, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
@@ -42,6 +43,12 @@ class MemoryDatabase {
         const rows = db.tamper.unsorted ? [...sorted].reverse() : sorted;
         const streams = db.streams();
         if (db.tamper.stream) streams[rows[0].capabilityId].children.push('ghost');
+        if (db.tamper.endpoints) {
+          let n = 0;
+          for (const kinds of Object.values(streams)) {
+            for (const [kind, list] of Object.entries(kinds)) kinds[kind] = list.map((id) => db.tamper.endpoints(id, n++));
+          }
+        }
         const page = (list, { limit, cursor }) => {
           const start = cursor ? Number(cursor) : 0;
           const next = start + limit < list.length ? String(start + limit) : undefined;
@@ -51,7 +58,7 @@ class MemoryDatabase {
         return {
           provider: db.provider,
           sourceRevision: `rev-${db.revision}`,
-          knowledgeRootDir: seedRoot,
+          knowledgeRootDir: db.root ?? seedRoot,
           scanCapabilities: async ({ limit, maxBytes, cursor }) => {
             assert.ok(limit > 0 && maxBytes > 0);
             if (db.tamper.bloated) return { items: Array.from({ length: limit + 1 }, () => rows[0]) };
@@ -114,6 +121,81 @@ test('an inconsistent or failing database never becomes a snapshot', async () =>
   other.provider = { ...other.provider, providerId: 'someone.else' };
   await rejectsWith(CapabilityGraph.open({ providers: [source(other)] }), 'CG_DEFINITION_INVALID', 'load', 'fix_input', { reason: 'provider_id_mismatch' });
   assert.equal(other.asked, 'seed.http');
+});
+
+test('relation streams may list endpoints as { providerId, capabilityId } beside local IDs', async () => {
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const [expected] = (await fromFiles.listProviders()).items;
+  const neighbours = await fromFiles.getNeighbors('seed.http::route');
+  for (const endpoints of [
+    (capabilityId) => ({ providerId: 'seed.http', capabilityId }),
+    (capabilityId, n) => (n % 2 ? capabilityId : { providerId: 'seed.http', capabilityId }),
+  ]) {
+    const db = seedDatabase();
+    db.tamper.endpoints = endpoints;
+    const graph = await CapabilityGraph.open({ providers: [source(db)] });
+    assert.equal((await graph.listProviders()).items[0].staticRevision, expected.staticRevision);
+    assert.deepEqual(await graph.getNeighbors('seed.http::route'), neighbours);
+    await graph.close();
+  }
+  // An endpoint in another provider, or of another shape, is a contract violation.
+  for (const [endpoints, reason] of [
+    [(capabilityId) => ({ providerId: 'other.provider', capabilityId }), 'neighbor_identity_invalid'],
+    [(capabilityId) => ({ capabilityId }), 'neighbor_identity_invalid'],
+    [(capabilityId) => ({ providerId: 'seed.http', capabilityId, extra: 1 }), 'neighbor_identity_invalid'],
+    [() => 7, 'neighbor_identity_invalid'],
+    [(capabilityId) => ({ providerId: 'seed.http', capabilityId: `${capabilityId}.x` }), /_stream_mismatch$/],
+  ]) {
+    const db = seedDatabase();
+    db.tamper.endpoints = endpoints;
+    const e = await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
+    assert.match(e.details.reason, reason instanceof RegExp ? reason : new RegExp(`^${reason}$`));
+  }
+  await fromFiles.close();
+});
+
+test('a knowledge root that changes on a same-revision reload replaces the current root in place', async () => {
+  const moved = mkdtempSync(path.join(tmpdir(), 'cg-root-'));
+  cpSync(path.join(seedRoot, 'knowledge'), path.join(moved, 'knowledge'), { recursive: true });
+  writeFileSync(path.join(moved, 'knowledge', 'route-validation.md'), '# Moved\n\nThe validation guide, from its new home.\n');
+  const db = seedDatabase();
+  const mappings = [];
+  const knowledgeRetriever = {
+    id: 'mapping-probe',
+    async retrieve(input) {
+      mappings.push(input.mappingRevision);
+      throw new Error('probe only');
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [source(db)], knowledgeRetriever });
+  try {
+    const probe = () => graph.queryKnowledge({ text: 'validation', selected: ['seed.http::route.validation'] }).catch(() => {});
+    const [before] = (await graph.listProviders()).items;
+    const page = await graph.readDocumentPage({ capability: 'seed.http::route.validation', knowledgeId: 'D-02', maxBytes: 64 });
+    assert.ok(page.nextCursor);
+    await probe();
+
+    db.root = moved;
+    db.revision += 1;
+    const report = await graph.reload();
+    assert.equal(report.ok, true);
+    assert.equal(report.providers[0].staticRevision, before.staticRevision, 'same definitions, same revision');
+    assert.equal(report.providers[0].previousStaticRevision, undefined, 'nothing rotated');
+    const read = await graph.readDocuments({ selected: ['seed.http::route.validation'] });
+    assert.equal(read.results[0].value.text, '# Moved\n\nThe validation guide, from its new home.\n');
+    await rejectsWith(
+      graph.readDocumentPage({ capability: 'seed.http::route.validation', knowledgeId: 'D-02', maxBytes: 64, cursor: page.nextCursor }),
+      'CG_REVISION_MISMATCH', 'document', 'refresh',
+    );
+    await probe();
+    assert.equal(mappings.length, 2);
+    assert.notEqual(mappings[1], mappings[0], 'the mapping revision follows the root');
+    // Reloading again without a change keeps everything as it is.
+    assert.deepEqual(await graph.reload(), report);
+  } finally {
+    await graph.close();
+    rmSync(moved, { recursive: true, force: true });
+  }
 });
 
 test('hosts sharing one database each pick up a committed change on reload', async () => {

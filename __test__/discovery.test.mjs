@@ -163,9 +163,15 @@ test('an oversized catalog row is left out with a warning; a page that cannot ho
   assert.equal(page.meta.warnings[0].code, 'CG_RESULT_TOO_LARGE');
   assert.equal(page.meta.warnings[0].details.qualifiedId, 'acme::big');
   await graph.close();
-  const tiny = await CapabilityGraph.open({ providers: [inline('acme', [cap('a')])], budgets: { catalog: { maxBytes: 600 } } });
+  const tiny = await CapabilityGraph.open({ providers: [inline('acme', [cap('a')])], budgets: { catalog: { maxBytes: 400 } } });
   await rejectsWith(tiny.listCatalog(), 'CG_BUDGET_EXCEEDED', 'query', 'narrow_scope');
   await tiny.close();
+  // A page that fits is served whole: no room is kept for a cursor it does not carry.
+  const small = await CapabilityGraph.open({ providers: [inline('acme', [cap('a')])], budgets: { catalog: { maxBytes: 600 } } });
+  const one = await small.listCatalog();
+  assert.ok(JSON.stringify(one).length <= 600);
+  assert.deepEqual([ids(one.items), one.meta.completeness, one.nextCursor], [['acme::a'], 'complete', undefined]);
+  await small.close();
 });
 
 test('neighbour groups page per kind with their own cursors', async () => {

@@ -173,6 +173,74 @@ test('a knowledge retriever reading through a hanging reader is settled by its d
   await graph.close();
 });
 
+test('a page read stream has the reader deadline and is settled by close(); one signal tells the reader to stop', async () => {
+  const signals = [];
+  const chunk = { bytes: new TextEncoder().encode('# Guide\n'), contentType: 'text/markdown', source: url };
+  // One stream sends nothing, another stops after its first chunk; neither ends.
+  const hanging = (first) => ({
+    id: 'stream',
+    canRead: () => true,
+    read: never,
+    async *stream(ref, ctx, options) {
+      signals.push(options.signal);
+      if (first) yield chunk;
+      await never();
+    },
+  });
+  const page = { capability: 'acme::x', knowledgeId: 'WEB' };
+  for (const first of [false, true]) {
+    const graph = await CapabilityGraph.open({ providers: [webProvider()], readers: [hanging(first)], budgets: { read: { readerTimeoutMs: 20 } } });
+    const e = await rejectsWith(graph.readDocumentPage(page), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    assert.notEqual(e.details?.reason, 'aborted', 'the deadline, not a caller, stopped it');
+    assert.equal(signals.pop().aborted, true);
+    await graph.close();
+  }
+  const graph = await CapabilityGraph.open({ providers: [webProvider()], readers: [hanging(true)] });
+  const pending = graph.readDocumentPage({ ...page, signal: new AbortController().signal });
+  while (signals.length === 0) await tick();
+  await graph.close();
+  await rejectsWith(pending, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  assert.equal(signals.pop().aborted, true);
+});
+
+test("a page read's signal and the reader deadline bound the same reader call", async () => {
+  const signals = [];
+  const reader = { id: 'slow', canRead: () => true, read: (ref, ctx, options) => (signals.push(options.signal), never()) };
+  const page = { capability: 'acme::x', knowledgeId: 'WEB' };
+  const graph = await CapabilityGraph.open({ providers: [webProvider()], readers: [reader], budgets: { read: { readerTimeoutMs: 20 } } });
+  // The caller's signal does not lift the deadline.
+  const e = await rejectsWith(graph.readDocumentPage({ ...page, signal: new AbortController().signal }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+  assert.notEqual(e.details?.reason, 'aborted');
+  assert.equal(signals.pop().aborted, true);
+  await graph.close();
+  // Within the deadline, the caller's abort reaches the reader.
+  const patient = await CapabilityGraph.open({ providers: [webProvider()], readers: [reader], budgets: { read: { readerTimeoutMs: 60_000 } } });
+  const controller = new AbortController();
+  const pending = patient.readDocumentPage({ ...page, signal: controller.signal });
+  while (signals.length === 0) await tick();
+  controller.abort();
+  await rejectsWith(pending, 'CG_DOCUMENT_UNREADABLE', 'document', 'retry', { reason: 'aborted' });
+  assert.equal(signals.pop().aborted, true, 'the reader is told to stop');
+  await patient.close();
+});
+
+test('reads a knowledge retriever leaves running get the reader deadline, then the query fails CG_RETRIEVER_UNAVAILABLE/retry', async () => {
+  let scan;
+  const retriever = {
+    id: 'careless',
+    retrieve(input, access) {
+      const [t] = input.targets;
+      // A scan whose consumer never returns, not awaited.
+      scan = access.scan({ id: t.id, knowledgeId: t.knowledgeId }, never);
+      return { hits: [] };
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], knowledgeRetriever: retriever, budgets: { read: { readerTimeoutMs: 30 } } });
+  await rejectsWith(graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_RETRIEVER_UNAVAILABLE', 'query', 'retry');
+  await rejectsWith(scan, 'CG_RETRIEVER_UNAVAILABLE', 'query', 'retry');
+  await graph.close();
+});
+
 // --- reloads --------------------------------------------------------------------------------
 
 test('a reload waiting on another never runs beside it', async () => {

@@ -480,6 +480,67 @@ test('queryKnowledge: URL documents are read through the host readers, also for 
   await graph.close();
 });
 
+test('queryKnowledge: access reads in flight when retrieve returns complete, and the answer waits for them', async () => {
+  const url = 'https://docs.example.com/web.md';
+  const body = '# Web\nServe pages.\n';
+  // The reader answers when the test lets it.
+  let release;
+  const gate = () => new Promise((resolve) => (release = resolve));
+  let held = gate();
+  const reader = { id: 'web', canRead: (ref) => ref.locator.type === 'http', read: async () => (await held, { bytes: Buffer.from(body), contentType: 'text/markdown', source: url }) };
+  let known;
+  const inFlight = [];
+  const mode = { current: 'await' };
+  const retriever = {
+    id: 'web-index',
+    async retrieve(input, access) {
+      const [t] = input.targets;
+      const target = { id: t.id, knowledgeId: t.knowledgeId };
+      if (mode.current === 'await') known = (await access.read(target, { maxBytes: 1024 })).contentId;
+      else if (mode.current === 'leave') inFlight.push(access.read(target, { maxBytes: 1024 }));
+      else if (mode.current === 'later') setTimeout(() => inFlight.push(access.read(target, { maxBytes: 1024 })), 0);
+      const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: known, indexedContentId: known };
+      const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId: known, source: url, startOffset: 6, endOffset: 18, snippet: 'Serve pages.' };
+      return { hits: [hit], evidence: { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [document] } };
+    },
+  };
+  const web = inline('web', [cap('pages', { knowledge: [{ kind: 'document', knowledgeId: 'W-01', role: 'guide', locator: { type: 'http', url } }] })]);
+  const graph = await CapabilityGraph.open({ providers: [web], readers: [reader], knowledgeRetriever: retriever });
+  const query = { text: 'pages', selected: ['web::pages'] };
+  release();
+  assert.equal((await graph.queryKnowledge(query)).items.length, 1);
+
+  // A read the retriever started but did not await completes; the answer waits for it.
+  held = gate();
+  mode.current = 'leave';
+  let answered = false;
+  const pending = graph.queryKnowledge(query).then((r) => ((answered = true), r));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(answered, false, 'the answer waits for the read in flight');
+  release();
+  const r = await pending;
+  assert.deepEqual(r.items.map((h) => h.contentId), [known]);
+  const [read] = await Promise.allSettled(inFlight.splice(0));
+  assert.equal(read.status, 'fulfilled', JSON.stringify(read.reason));
+  assert.equal(Buffer.from(read.value.bytes).toString('utf8'), body);
+
+  // A read started after retrieve returned still expires.
+  mode.current = 'later';
+  await graph.queryKnowledge(query);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  await rejectsWith(inFlight.splice(0)[0], 'CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', { reason: 'retrieval_access_expired' });
+
+  // close() settles the verb and the reads in flight at once.
+  held = gate();
+  mode.current = 'leave';
+  const closing = graph.queryKnowledge(query);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  await graph.close();
+  await rejectsWith(closing, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  await rejectsWith(inFlight.splice(0)[0], 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  release();
+});
+
 test('queryKnowledge: documents larger than read.maxBytes are scanned, not held, and their hits read back', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cg-big-'));
   const line = 'Ordinary routing prose, repeated to make a large guide. ';

@@ -118,6 +118,39 @@ test('a cancelled MCP request aborts the executor', async () => {
   await graph.close();
 });
 
+test('a cancelled MCP page read aborts the reader it waits for', async () => {
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+  const { createMcpServer } = await import('@devcodex/capability-graph');
+  const url = 'https://docs.example.com/slow.md';
+  let readerSignal;
+  const reader = {
+    id: 'slow',
+    canRead: () => true,
+    read: (ref, ctx, { signal }) => {
+      readerSignal = signal;
+      return new Promise(() => {});
+    },
+  };
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [{ capabilityId: 'x', name: 'X', description: 'D', whenToUse: 'W', knowledge: [{ kind: 'document', knowledgeId: 'SLOW', role: 'guide', locator: { type: 'http', url } }] }] };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+  const server = createMcpServer(graph, { documentBodies: true });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'cancel-page', version: '1.0.0' });
+  await client.connect(clientSide);
+  const controller = new AbortController();
+  const pending = client.callTool({ name: 'read_document_page', arguments: { capability: 'acme::x', knowledgeId: 'SLOW' } }, undefined, { signal: controller.signal });
+  for (let i = 0; i < 50 && !readerSignal; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(readerSignal instanceof AbortSignal, 'the reader receives the call signal');
+  controller.abort();
+  await assert.rejects(pending);
+  for (let i = 0; i < 50 && !readerSignal.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(readerSignal.aborted, true);
+  await client.close();
+  await server.close();
+  await graph.close();
+});
+
 test('MCP answers echo nothing whole: an unknown 1 MiB tool name or resource URI is a small protocol error', async () => {
   const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
   const { createMcpServer } = await import('@devcodex/capability-graph');

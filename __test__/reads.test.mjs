@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CapabilityGraph } from '@devcodex/capability-graph';
+import { CapabilityGraph, createToolAdapter } from '@devcodex/capability-graph';
 import { assertError, cap, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 const doc = (knowledgeId, locator, extra = {}) => ({ kind: 'document', knowledgeId, role: 'guide', locator, ...extra });
@@ -312,6 +312,171 @@ test('URL documents are references unless a host reader reads them; reader outpu
     const tight = await CapabilityGraph.open({ providers: [{ definition }], readers: [{ ...reader, read: async () => ({ bytes: new Uint8Array(5000), contentType: 'text/plain', source: url }) }], budgets: { read: { maxResponseBytes: 4096 } } });
     assertError((await tight.readDocuments({ selected: ['acme::x'], knowledgeIds: ['WEB'] })).results[0].error, 'CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope');
     await tight.close();
+  } finally {
+    await graph.close();
+  }
+});
+
+test('a bound facade pages documents and lists members by a local capabilityId', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  const bound = graph.forProvider('seed.http');
+  try {
+    const byId = await bound.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02' });
+    const byRef = await bound.readDocumentPage({ capability: 'route.validation', knowledgeId: 'D-02' });
+    assert.deepEqual(byId, byRef);
+    assert.equal(byId.text, readFileSync(path.join(seedRoot, 'knowledge', 'route-validation.md'), 'utf8'));
+    const next = await bound.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02', cursor: undefined });
+    assert.equal(next.contentId, byId.contentId);
+    const members = await bound.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'ROUTING' });
+    assert.deepEqual(members, await bound.listKnowledgeMembers({ capability: 'route', collectionId: 'ROUTING' }));
+    assert.deepEqual(members.items.map((m) => m.knowledgeId), ['D-01', 'D-02']);
+    // One way to name the capability: both keys, a qualified or object capabilityId, or the key
+    // on the unbound graph are refused.
+    const both = { capability: 'route', capabilityId: 'route' };
+    for (const q of [
+      () => bound.readDocumentPage({ ...both, knowledgeId: 'D-01' }),
+      () => bound.readDocumentPage({ capabilityId: 'seed.http::route.validation', knowledgeId: 'D-02' }),
+      () => bound.readDocumentPage({ capabilityId: { capabilityId: 'route.validation' }, knowledgeId: 'D-02' }),
+      () => graph.readDocumentPage({ capabilityId: 'route.validation', knowledgeId: 'D-02' }),
+    ]) {
+      await rejectsWith(q(), 'CG_INPUT_INVALID', 'document', 'fix_input');
+    }
+    for (const q of [
+      () => bound.listKnowledgeMembers({ ...both, collectionId: 'ROUTING' }),
+      () => bound.listKnowledgeMembers({ capabilityId: 7, collectionId: 'ROUTING' }),
+      () => graph.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'ROUTING' }),
+    ]) {
+      await rejectsWith(q(), 'CG_INPUT_INVALID', 'query', 'fix_input');
+    }
+    await rejectsWith(bound.listKnowledgeMembers({ capabilityId: 'nope', collectionId: 'ROUTING' }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
+  } finally {
+    await graph.close();
+  }
+});
+
+test('URL documents of any size page through a reader stream; without stream the whole-read budget applies', async () => {
+  const url = 'https://docs.example.com/big.md';
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [doc('BIG', { type: 'http', url })] })] };
+  const line = 'Ünïcödé line of a large remote guide.\n\n';
+  const body = Buffer.from(line.repeat(Math.ceil(5_000_000 / Buffer.byteLength(line))));
+  const contentType = 'text/markdown; charset=utf-8';
+  let mutate = (chunk) => chunk;
+  let streams = 0;
+  const reader = {
+    id: 'streaming',
+    canRead: (ref) => ref.locator.type === 'http',
+    async read() {
+      throw new Error('the page reads stream');
+    },
+    async *stream(ref, ctx, { chunkBytes }) {
+      streams++;
+      assert.equal(ctx.providerId, 'acme');
+      // Chunks cut anywhere, code points split across them.
+      for (let at = 0; at < body.length; at += chunkBytes) {
+        yield mutate({ bytes: new Uint8Array(body.subarray(at, at + chunkBytes)), contentType, source: url }, at);
+      }
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+  try {
+    const q = { capability: 'acme::x', knowledgeId: 'BIG' };
+    const first = await graph.readDocumentPage(q);
+    assert.equal(first.totalBytes, body.length);
+    assert.equal(first.startOffset, 0);
+    assert.equal(first.text, body.subarray(0, first.endOffset).toString('utf8'));
+    // A page far into the document.
+    const far = Math.floor(body.length / 2 / Buffer.byteLength(line)) * Buffer.byteLength(line);
+    const middle = await graph.readDocumentPage({ ...q, startOffset: far, maxBytes: 1000 });
+    assert.equal(middle.text, body.subarray(far, middle.endOffset).toString('utf8'));
+    assert.equal(middle.contentId, first.contentId, 'the whole document identifies every page');
+    const next = await graph.readDocumentPage({ ...q, cursor: first.nextCursor });
+    assert.equal(next.startOffset, first.endOffset);
+    assert.equal(streams, 3, 'each page streams the source');
+    // The source changed between pages: the cursor no longer matches.
+    mutate = (chunk, at) => (at === 0 ? { ...chunk, bytes: new TextEncoder().encode('# Changed\n') } : chunk);
+    await rejectsWith(graph.readDocumentPage({ ...q, cursor: next.nextCursor }), 'CG_REVISION_MISMATCH', 'document', 'refresh');
+    // Every chunk is checked.
+    for (const bad of [
+      (chunk) => ({ ...chunk, source: 'https://elsewhere.example/' }),
+      (chunk, at) => ({ ...chunk, contentType: at === 0 ? contentType : 'text/plain' }),
+      (chunk) => ({ ...chunk, contentType: ' ' }),
+      (chunk) => ({ ...chunk, bytes: 'text' }),
+      (chunk) => ({ ...chunk, bytes: new Uint8Array(chunk.bytes.length + 1) }),
+    ]) {
+      mutate = bad;
+      await rejectsWith(graph.readDocumentPage(q), 'CG_ADAPTER_CONTRACT_INVALID', 'document', 'contact_admin', { reason: 'reader_stream_invalid' });
+    }
+    mutate = (chunk, at) => (at === 0 ? { ...chunk, bytes: new Uint8Array([0xc3]) } : chunk);
+    await rejectsWith(graph.readDocumentPage(q), 'CG_DOCUMENT_UNREADABLE', 'document', 'fix_input', { reason: 'invalid_utf8' });
+    mutate = () => {
+      throw new Error('socket closed at /srv/secret');
+    };
+    const e = await rejectsWith(graph.readDocumentPage(q), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    assert.ok(!JSON.stringify(e).includes('secret'));
+  } finally {
+    await graph.close();
+  }
+  // Without stream, a page read is a whole read: over read.maxResponseBytes it is too large.
+  const whole = await CapabilityGraph.open({
+    providers: [{ definition }],
+    readers: [{ id: 'whole', canRead: () => true, read: async (ref, ctx, { maxBytes }) => ({ bytes: new Uint8Array(body.subarray(0, Math.min(body.length, maxBytes + 1))), contentType, source: url }) }],
+  });
+  try {
+    await rejectsWith(whole.readDocumentPage({ capability: 'acme::x', knowledgeId: 'BIG' }), 'CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope');
+  } finally {
+    await whole.close();
+  }
+});
+
+test('page reads take a signal: readers receive it, an abort settles the read at once', { timeout: 30_000 }, async () => {
+  const url = 'https://docs.example.com/slow.md';
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [doc('SLOW', { type: 'http', url })] })] };
+  const seen = [];
+  // The reader answers only when its signal aborts (then it throws), or never.
+  const waitForAbort = (signal) =>
+    new Promise((resolve, reject) => {
+      seen.push(signal);
+      signal?.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' })), { once: true });
+    });
+  const streaming = { id: 's', canRead: () => true, read: async () => ({}), async *stream(ref, ctx, options) { await waitForAbort(options.signal); } };
+  const reading = { id: 'r', canRead: () => true, read: (ref, ctx, budget) => waitForAbort(budget.signal) };
+  for (const reader of [streaming, reading]) {
+    const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+    try {
+      const q = { capability: 'acme::x', knowledgeId: 'SLOW' };
+      for (const signal of ['x', {}, 1]) {
+        await rejectsWith(graph.readDocumentPage({ ...q, signal }), 'CG_INPUT_INVALID', 'document', 'fix_input', { field: 'signal' });
+      }
+      const controller = new AbortController();
+      const pending = graph.readDocumentPage({ ...q, signal: controller.signal });
+      while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(seen.pop() instanceof AbortSignal, `${reader.id} receives a signal`);
+      controller.abort();
+      await rejectsWith(pending, 'CG_DOCUMENT_UNREADABLE', 'document', 'retry', { reason: 'aborted' });
+      // Already aborted: settles without waiting for anything.
+      await rejectsWith(graph.readDocumentPage({ ...q, signal: AbortSignal.abort() }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+      seen.length = 0;
+      // The Tool Adapter passes its call's signal.
+      const adapter = createToolAdapter(graph, { documentBodies: true });
+      const tool = new AbortController();
+      const call = adapter.call('read_document_page', q, { signal: tool.signal });
+      while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      tool.abort();
+      const out = await call;
+      assert.deepEqual([out.ok, out.error.code, out.error.nextAction], [false, 'CG_DOCUMENT_UNREADABLE', 'retry']);
+      seen.length = 0;
+    } finally {
+      await graph.close();
+    }
+  }
+  // Local files: a signal is accepted; one aborted before the read settles it at once.
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  try {
+    const q = { capability: 'seed.http::route.validation', knowledgeId: 'D-02' };
+    assert.equal((await graph.readDocumentPage({ ...q, signal: new AbortController().signal })).startOffset, 0);
+    await rejectsWith(graph.readDocumentPage({ ...q, signal: AbortSignal.abort() }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    await rejectsWith(graph.readSpecificationPage({ providerId: 'seed.http', knowledgeId: 'SPEC-01', signal: AbortSignal.abort() }), 'CG_DOCUMENT_UNREADABLE', 'document', 'retry');
+    await rejectsWith(graph.readDocuments({ selected: ['seed.http::route'], signal: new AbortController().signal }), 'CG_INPUT_INVALID', 'document', 'fix_input');
   } finally {
     await graph.close();
   }

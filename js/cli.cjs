@@ -24,8 +24,8 @@ const COMMANDS = {
   neighbors: { args: [1, 1], flags: { kinds: { value: true }, limit: { value: true, number: true } } },
   resolve: { args: [1, Infinity], flags: {} },
   select: { args: [1, Infinity], flags: {} },
-  read: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, role: { value: true, multi: true }, locale: { value: true, multi: true } } },
-  spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true } } },
+  read: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, role: { value: true, multi: true }, locale: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
+  spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
   match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true } } },
   export: { args: [0, 0], flags: { provider: { value: true }, format: { value: true } } },
   mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {} } },
@@ -46,7 +46,8 @@ Graph commands
   resolve ID…                                 capabilities and what they require
   select ID…                                  resolve a selection
   read ID [--knowledge K]… [--role R]… [--locale L]…   read documents
-  spec PROVIDER [--knowledge K]…              read specification documents
+  read ID --knowledge K [--max-bytes N] [--cursor C]   read one document by pages
+  spec PROVIDER [--knowledge K]… [--max-bytes N] [--cursor C]   specification documents
   match INTENT [--context key=value]… [--limit N]
   export [--provider P] --format mermaid|dot|json
   mcp [--prefix P] [--document-bodies]        serve MCP on stdio
@@ -223,7 +224,10 @@ const HUMAN = {
       .join('\n') + '\n',
   resolve: (r) => r.items.map((i) => `${i.qualifiedId}${i.reason.requested ? '' : `  (required by ${i.reason.requiredBy.join(', ')})`}`).join('\n') + '\n',
   select: (r) => r.resolved.map((i) => `${i.providerId}::${i.capabilityId}`).join('\n') + '\n',
-  read: (r) => r.results.map((s) => (s.ok ? `--- ${s.value.knowledgeId} (${s.value.source})\n${s.value.text}` : `--- #${s.inputIndex}: ${s.error.code}\n`)).join('\n'),
+  read: (r) =>
+    r.results === undefined
+      ? `${r.text}${r.nextCursor ? `\nmore: --cursor ${r.nextCursor}\n` : ''}`
+      : r.results.map((s) => (s.ok ? `--- ${s.value.knowledgeId} (${s.value.source})\n${s.value.text}` : `--- #${s.inputIndex}: ${s.error.code}\n`)).join('\n'),
   match: (r) => `${r.status}\n` + r.matches.map((m) => `  ${m.qualifiedId}${m.confidence === undefined ? '' : `  ${m.confidence}`}`).join('\n') + (r.matches.length ? '\n' : ''),
 };
 HUMAN.spec = HUMAN.read;
@@ -234,6 +238,22 @@ function pins(flags) {
   return {
     ...(flags.scope ? { requestProviderScope: flags.scope.split(',') } : {}),
     ...(flags.revision ? { requiredStaticRevision: flags.revision } : {}),
+  };
+}
+
+/** Whether a document command reads one document by pages (`--cursor` or `--max-bytes`). */
+const paged = (flags) => flags.cursor !== undefined || flags['max-bytes'] !== undefined;
+
+/** The page query of `read`/`spec`: exactly one `--knowledge`, none of the whole-read filters. */
+function page(flags, filters) {
+  if (flags.knowledge?.length !== 1) throw usage('--knowledge');
+  const other = filters.find((name) => flags[name] !== undefined);
+  if (other) throw usage(`--${other}`);
+  return {
+    knowledgeId: flags.knowledge[0],
+    ...pins(flags),
+    ...(flags.cursor !== undefined ? { cursor: flags.cursor } : {}),
+    ...(flags['max-bytes'] !== undefined ? { maxBytes: flags['max-bytes'] } : {}),
   };
 }
 
@@ -267,8 +287,11 @@ const GRAPH_COMMANDS = {
   resolve: (g, a, f) => g.resolve({ ids: a, ...pins(f) }),
   select: (g, a, f) => g.resolveSelection({ selected: a, ...pins(f) }),
   read: (g, a, f) =>
-    g.readDocuments({ selected: a, ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}), ...(f.role ? { roles: f.role } : {}), ...(f.locale ? { locales: f.locale } : {}) }),
-  spec: (g, a, f) => g.readSpecification({ providerId: a[0], ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}) }),
+    paged(f)
+      ? g.readDocumentPage({ capability: a[0], ...page(f, ['role', 'locale']) })
+      : g.readDocuments({ selected: a, ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}), ...(f.role ? { roles: f.role } : {}), ...(f.locale ? { locales: f.locale } : {}) }),
+  spec: (g, a, f) =>
+    paged(f) ? g.readSpecificationPage({ providerId: a[0], ...page(f, []) }) : g.readSpecification({ providerId: a[0], ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}) }),
   match: (g, a, f) => g.match({ intent: a[0], ...pins(f), ...(f.context ? { context: contextOf(f.context) } : {}), ...(f.limit !== undefined ? { limit: f.limit } : {}) }),
 };
 
@@ -314,7 +337,14 @@ function report(out, flags, result) {
   if (flags.json || !out.isTTY) out.write(JSON.stringify(result) + '\n');
   else {
     out.write(`${result.status}\n`);
-    for (const c of result.checks) out.write(`  ${c.status.padEnd(4)} ${c.id}: ${c.message}\n`);
+    for (const c of result.checks) {
+      out.write(`  ${c.status.padEnd(4)} ${c.id}: ${c.message}\n`);
+      for (const p of c.problems ?? []) {
+        const at = [p.capabilityId, p.field].filter(Boolean).join(' ');
+        out.write(`         ${p.file}${at ? ` ${at}` : ''}: ${p.code} ${p.reason}\n`);
+      }
+      if (c.omitted) out.write(`         … and ${c.omitted} more\n`);
+    }
     for (const p of result.planned ?? []) out.write(`  plan ${p}\n`);
     for (const w of result.written ?? []) out.write(`  wrote ${w}\n`);
   }
@@ -367,6 +397,16 @@ async function doctor(flags) {
       );
     } catch (error) {
       check(`provider:${id}`, 'fail', describe(error, i));
+      // The whole list, as a compiler gives it; an inline definition's problems are in the config.
+      const listed = await internal.diagnose({ providers: [source], budgets }).catch(() => undefined);
+      const found = listed?.providers[0];
+      if (found?.problems.length) {
+        const where = path.basename(file);
+        Object.assign(checks.at(-1), {
+          problems: found.problems.map((p) => ({ file: p.file ?? where, ...p })),
+          omitted: found.omitted,
+        });
+      }
     } finally {
       await graph?.close();
     }

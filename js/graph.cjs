@@ -158,6 +158,8 @@ function bounded(invoke, { timeoutMs, signal, active } = {}) {
 }
 
 const closedError = () => new GraphError({ code: 'CG_GRAPH_CLOSED' });
+/** The engine's error for a page read its caller's signal aborted. */
+const pageReadAborted = () => failure(native.pageReadAborted());
 
 /**
  * Runs the host component a pending call waits for. The first of its answer, the deadline, the
@@ -195,7 +197,7 @@ async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, 
  * unreadable. What comes back is passed to the engine unjudged; the engine validates it.
  * close() ends the read (CG_GRAPH_CLOSED for the whole call).
  */
-async function askReaders(readers, request, bodies, active) {
+async function askReaders(readers, request, bodies, { active, signal } = {}) {
   const answer = { key: request.key };
   const failed = (error) => ({ ...answer, kind: 'failed', code: thrownFields(error)[0] ?? null });
   for (const reader of readers) {
@@ -206,15 +208,18 @@ async function askReaders(readers, request, bodies, active) {
       return failed(error);
     }
     if (!accepts) continue;
+    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, { active, signal });
     let out;
     try {
       const context = { providerId: request.providerId, staticRevision: request.staticRevision };
-      out = await bounded((signal) => reader.read(request.ref, context, { maxBytes: request.maxBytes, signal }), {
+      out = await bounded((own) => reader.read(request.ref, context, { maxBytes: request.maxBytes, signal: own }), {
         timeoutMs: request.timeoutMs,
+        signal,
         active,
       });
     } catch (error) {
       if (error === CLOSED) throw closedError();
+      if (error === CANCELLED) throw pageReadAborted();
       return failed(error === TIMED_OUT ? undefined : error);
     }
     const field = (name) => {
@@ -236,6 +241,49 @@ async function askReaders(readers, request, bodies, active) {
   return { ...answer, kind: 'none' };
 }
 
+/**
+ * A page read of a URL document through the reader's `stream()`: every chunk goes to the
+ * engine's stream check as it arrives (which hashes the whole document and keeps the page);
+ * a refused chunk ends the stream, and returning the iterator lets the reader release it. The
+ * whole stream is one reader call: the reader deadline, the caller's `signal` and close() bound
+ * it like a `read()`, and a stream stopped by them is abandoned (its signal aborted).
+ */
+async function streamReader(reader, request, bodies, failed, { active, signal } = {}) {
+  const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
+  const field = (chunk, name) => {
+    try {
+      return typeof chunk?.[name] === 'string' ? chunk[name] : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const context = { providerId: request.providerId, staticRevision: request.staticRevision };
+  try {
+    await bounded(
+      async (own) => {
+        const chunks = reader.stream(request.ref, context, { chunkBytes: request.stream.chunkBytes, signal: own });
+        for await (const chunk of chunks) {
+          if (own.aborted) break;
+          let bytes;
+          try {
+            if (chunk?.bytes instanceof Uint8Array) bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+          } catch {
+            bytes = undefined;
+          }
+          if (!check.push(bytes, field(chunk, 'contentType'), field(chunk, 'source'))) break;
+        }
+      },
+      { timeoutMs: request.timeoutMs, signal, active },
+    );
+  } catch (error) {
+    if (error === CLOSED) throw closedError();
+    if (error === CANCELLED) throw pageReadAborted();
+    return failed(error === TIMED_OUT ? undefined : error);
+  }
+  const answer = JSON.parse(check.finish());
+  return { key: request.key, ...answer, buffer: bodies.push(check.window()) - 1 };
+}
+
 /** Rounds of host reads a call may need: documents can only be added by a reload in between. */
 const MAX_READ_ROUNDS = 4;
 
@@ -244,26 +292,29 @@ const MAX_READ_ROUNDS = 4;
  * bodies)` answers the result, or `?` + the reads it still needs, which the readers answer for
  * the next round.
  */
-async function withReaders(send, readers, phase, active) {
+async function withReaders(send, readers, phase, { active, signal } = {}) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const text = await call(() => send(answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
-    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, active));
+    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, { active, signal }));
   }
   throw new GraphError({ code: 'CG_INTERNAL', phase });
 }
 
 /** Asks a pending host call `question` (JSON text); the engine may need the host's readers. */
 const askEngine = (pending, question, readers, active) =>
-  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query', active);
+  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query', { active });
 
 /**
  * The `access` a knowledge retriever receives: reads of its targets through the engine, which
- * checks each target and records the content it served. It expires when the retriever settles;
- * `prepare` waits for reads in flight and has the engine read every target not read yet.
- * `signal` is the retriever's own, aborted when its call is settled without its answer.
+ * checks each target and records the content it served. Each read or scan is numbered as it
+ * starts; when the retriever settles the engine is told how many started, so those may still
+ * finish (the answer waits for them in `prepare`, at most the reader deadline) while any started
+ * later expires. `prepare` then has the engine read every target not read yet. `close()` of the
+ * graph rejects the operations still in flight with CG_GRAPH_CLOSED. `signal` is the
+ * retriever's own, aborted when its call is settled without its answer.
  */
 function knowledgeAccess(pending, readers, active) {
   const inFlight = new Set();
@@ -271,56 +322,95 @@ function knowledgeAccess(pending, readers, active) {
   // engine's copy, never the object the retriever may have changed.
   const issued = new WeakMap();
   let unread;
+  let readerTimeoutMs;
+  let started = 0;
+  let closed = false;
+  const closing = new Set();
+  // Ends the operations still in flight with `error`; they ask the engine nothing more.
+  const stop = (error) => {
+    closed = true;
+    for (const reject of [...closing]) reject(error);
+  };
+  const entry = {
+    close: () => {
+      active.delete(entry);
+      stop(closedError());
+    },
+  };
   const engine = (question) =>
     askEngine(pending, question, readers, active).catch((error) => {
       if (error instanceof GraphError) issued.set(error, JSON.stringify(error.toJSON()));
       throw error;
     });
-  const ask = (question) => {
-    const promise = engine(question);
+  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${toWireJson(extra).slice(1)}`;
+  const operation = (run) => {
+    const id = ++started;
+    let reject;
+    const promise = new Promise((resolve, fail) => {
+      reject = fail;
+      // After close() the operation has already been rejected; it asks nothing more.
+      const ask = (op, target, extra) => (closed ? new Promise(() => {}) : engine(question(op, target, { ...extra, operation: id })));
+      run(ask).then(resolve, fail);
+    });
+    closing.add(reject);
     inFlight.add(promise);
-    promise.then(
-      () => inFlight.delete(promise),
-      () => inFlight.delete(promise),
-    );
+    active.add(entry);
+    const done = () => {
+      closing.delete(reject);
+      inFlight.delete(promise);
+      if (inFlight.size === 0) active.delete(entry);
+    };
+    promise.then(done, done);
     return promise;
   };
-  const question = (op, target, extra) => `{"op":"${op}","target":${toWireJson(target === undefined ? null : target)},${toWireJson(extra).slice(1)}`;
   const api = (signal) => Object.freeze({
     signal,
-    async read(target, budget) {
-      const maxBytes = budget === undefined ? { value: undefined } : ownValue(budget, 'maxBytes');
-      if (maxBytes === undefined) throw inputInvalid('budget', { phase: 'query', expected: '{ maxBytes? }' });
-      const out = await ask(question('read', target, { maxBytes: maxBytes.value ?? null }));
-      return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
+    read(target, budget) {
+      return operation(async (ask) => {
+        const maxBytes = budget === undefined ? { value: undefined } : ownValue(budget, 'maxBytes');
+        if (maxBytes === undefined) throw inputInvalid('budget', { phase: 'query', expected: '{ maxBytes? }' });
+        const out = await ask('read', target, { maxBytes: maxBytes.value ?? null });
+        return { bytes: new Uint8Array(Buffer.from(out.text, 'utf8')), contentType: out.contentType, contentId: out.contentId, source: out.source };
+      });
     },
-    async scan(target, consume, options) {
-      if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
-      const read = (key) => (options === undefined ? { value: undefined } : ownValue(options, key));
-      const [signalOption, chunkOption] = [read('signal'), read('chunkBytes')];
-      if (signalOption === undefined || chunkOption === undefined) throw inputInvalid('options', { phase: 'query', expected: '{ signal?, chunkBytes? }' });
-      const signal = signalOption.value;
-      if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
-      const chunkBytes = chunkOption.value ?? null;
-      const out = await ask(question('scan', target, { chunkBytes }));
-      // Chunks of at most chunkBytes, cut on character boundaries, in order.
-      for (let offset = 0; offset < out.totalBytes; ) {
-        signal?.throwIfAborted();
-        const chunk = await ask(question('chunk', target, { chunkBytes, offset }));
-        await consume(new Uint8Array(Buffer.from(chunk.text, 'utf8')), offset);
-        offset = chunk.end;
-      }
-      return { contentId: out.contentId, totalBytes: out.totalBytes, contentType: out.contentType, source: out.source };
+    scan(target, consume, options) {
+      return operation(async (ask) => {
+        if (typeof consume !== 'function') throw inputInvalid('consume', { phase: 'query', expected: 'function' });
+        const read = (key) => (options === undefined ? { value: undefined } : ownValue(options, key));
+        const [signalOption, chunkOption] = [read('signal'), read('chunkBytes')];
+        if (signalOption === undefined || chunkOption === undefined) throw inputInvalid('options', { phase: 'query', expected: '{ signal?, chunkBytes? }' });
+        const signal = signalOption.value;
+        if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
+        const chunkBytes = chunkOption.value ?? null;
+        const out = await ask('scan', target, { chunkBytes });
+        // Chunks of at most chunkBytes, cut on character boundaries, in order.
+        for (let offset = 0; offset < out.totalBytes; ) {
+          signal?.throwIfAborted();
+          const chunk = await ask('chunk', target, { chunkBytes, offset });
+          await consume(new Uint8Array(Buffer.from(chunk.text, 'utf8')), offset);
+          offset = chunk.end;
+        }
+        return { contentId: out.contentId, totalBytes: out.totalBytes, contentType: out.contentType, source: out.source };
+      });
     },
   });
   return {
     api,
     issued,
     expire: () => {
-      unread = unwrap(call(() => pending.expire())).unread;
+      ({ unread, readerTimeoutMs } = unwrap(call(() => pending.expire(started))));
     },
     prepare: async () => {
-      await Promise.allSettled([...inFlight]);
+      // Reads the retriever started but did not await get the reader deadline to finish; past
+      // it the retriever's call fails like one past its own deadline.
+      if (inFlight.size > 0) {
+        try {
+          await bounded(() => Promise.allSettled([...inFlight]), { timeoutMs: readerTimeoutMs });
+        } catch (error) {
+          if (error === TIMED_OUT) stop(failure(pending.fail()));
+          throw error;
+        }
+      }
       if (unread === 0) return; // every target was read while the retriever ran
       await engine('{"op":"rest"}');
     },
@@ -470,6 +560,33 @@ function reloadTarget(args) {
 
 // An omitted argument means {}; null is never "omitted".
 const wire = (query) => toWireJson(query === undefined ? {} : query);
+
+/** Page reads take an AbortSignal: it stays here, the engine sees a marker where it was. */
+const PAGE_VERBS = ['readDocumentPage', 'readSpecificationPage'];
+function readArgs(verb, query) {
+  if (!PAGE_VERBS.includes(verb)) return [wire(query), undefined];
+  let signal;
+  const args = toWireJson(query === undefined ? {} : query, (value, path) => {
+    if (path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
+    signal = value;
+    return JSON.stringify({ [HOST_KEY]: 'signal' });
+  });
+  return [args, signal];
+}
+
+/** Settles with the engine's "aborted" error as soon as `signal` aborts; a later result is dropped. */
+function abortable(signal, start) {
+  const aborted = pageReadAborted;
+  if (signal === undefined) return start();
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    start()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 const wirePair = (first, second) => `[${wire(first)},${wire(second)}]`;
 
 /** Query verbs taking one query object. */
@@ -530,9 +647,18 @@ class CapabilityGraph {
       if (POOL_VERBS.has(verb)) return call(() => graph.#native.queryOnPool(verb, args, providerId)).then(unwrap);
       return unwrap(call(() => graph.#native.query(verb, args, providerId)));
     };
-    runRead = async (graph, verb, args, providerId) => {
+    // A page read's signal bounds the host reads with the reader deadline; aborted, the call
+    // settles at once.
+    runRead = async (graph, verb, query, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
-      return withReaders((answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies), graph.#hosts.readers, 'document', graph.#active);
+      const [args, signal] = readArgs(verb, query);
+      const active = graph.#active;
+      // The engine's own reads of local files stop between chunks once the signal aborts.
+      const cancel = signal === undefined ? undefined : new native.NativeCancel();
+      const onAbort = () => cancel.cancel();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const read = (answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies, cancel);
+      return abortable(signal, () => withReaders(read, graph.#hosts.readers, 'document', { active, signal })).finally(() => signal?.removeEventListener('abort', onAbort));
     };
     runHosted = async (graph, verb, query, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
@@ -650,10 +776,10 @@ for (const verb of UNARY_VERBS) {
 }
 for (const verb of READ_VERBS) {
   CapabilityGraph.prototype[verb] = async function (query) {
-    return runRead(this, verb, wire(query));
+    return runRead(this, verb, query);
   };
   BoundProviderGraph.prototype[verb] = async function (query) {
-    return runRead(graphOf(this, verb), verb, wire(query), this.providerId);
+    return runRead(graphOf(this, verb), verb, query, this.providerId);
   };
 }
 for (const verb of BINARY_VERBS) {
@@ -695,7 +821,17 @@ function formatQualifiedId(value) {
 }
 
 /** @internal Verbs the CLI uses that are not part of the public surface (export, checkDocuments). */
-const internal = { query: (graph, verb, query) => runQuery(graph, verb, wire(query)) };
+const internal = {
+  query: (graph, verb, query) => runQuery(graph, verb, wire(query)),
+  /** Every definition problem of each provider of `config` (what `open` stops at first). */
+  async diagnose(config) {
+    const hosts = newHosts();
+    const wired = wireConfig(config, hosts);
+    hosts.databases = unwrap(call(native.databaseSources, wired));
+    const { sources, budgets } = hosts.databases;
+    return unwrap(call(native.diagnose, wired, await readDatabases(sources, hosts, budgets)));
+  },
+};
 
 module.exports = {
   CapabilityGraph,

@@ -62,6 +62,35 @@ pub fn encode(binding: &Binding, after: &str) -> Result<String> {
     Ok(URL_SAFE_NO_PAD.encode(json))
 }
 
+/// The lengths of one binding's cursors, measured without encoding each: cursors of one binding
+/// differ only in their position, so a page can be measured with the cursor it would carry.
+pub struct Lengths {
+    /// Bytes of the wire JSON with an empty position.
+    base: usize,
+}
+
+impl Lengths {
+    pub fn new(binding: &Binding) -> Result<Lengths> {
+        let hash = filter_hash(binding.filter);
+        let wire = Wire {
+            v: VERSION,
+            kind: binding.kind,
+            rev: binding.revision,
+            filter: &hash,
+            after: "",
+        };
+        let json = serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))?;
+        Ok(Lengths { base: json.len() })
+    }
+
+    /// Characters of the cursor that [`encode`] returns for `after`.
+    pub fn of(&self, after: &str) -> usize {
+        let quoted = serde_json::to_string(after).map_or(after.len() + 2, |q| q.len());
+        let json = self.base + quoted - 2;
+        (json * 4).div_ceil(3)
+    }
+}
+
 /// Decodes `cursor` and checks its binding; returns the position it carries. Malformed text is
 /// `CG_INPUT_INVALID`; a cursor from another verb, revision or filter is `CG_REVISION_MISMATCH`.
 pub fn decode(cursor: &str, binding: &Binding) -> Result<String> {
@@ -129,6 +158,27 @@ mod tests {
             decode(&c, &other_kind).unwrap_err().code(),
             Code::RevisionMismatch
         );
+    }
+
+    #[test]
+    fn lengths_match_the_encoded_cursors() {
+        let b = binding(r#"{"limit":5}"#);
+        let lengths = Lengths::new(&b).unwrap();
+        for after in [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "p::c",
+            "quote\"and\\slash",
+            &"x".repeat(257),
+        ] {
+            assert_eq!(
+                lengths.of(after),
+                encode(&b, after).unwrap().len(),
+                "{after}"
+            );
+        }
     }
 
     #[test]

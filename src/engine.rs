@@ -5,6 +5,7 @@ use crate::config::{Budgets, ConfigError, ExecutorSpec, OpenConfig, ProviderSour
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::hostcall::Started;
 use crate::ids::is_id;
+use crate::knowledge::body::Cancel;
 use crate::knowledge::host::HostBodies;
 use crate::matching::{self, lexical_options, Executor};
 use crate::query::args::{invalid, Args};
@@ -221,6 +222,20 @@ impl Engine {
         answers: Option<&str>,
         bodies: Vec<Option<Vec<u8>>>,
     ) -> Result<String> {
+        self.read_until(verb, args, bound, answers, bodies, Cancel::default())
+    }
+
+    /// [`Engine::read`] that a page read's caller can abort: a local file's scan stops at its
+    /// next chunk once `cancel` is set.
+    pub fn read_until(
+        &self,
+        verb: &str,
+        args: &str,
+        bound: Option<&str>,
+        answers: Option<&str>,
+        bodies: Vec<Option<Vec<u8>>>,
+        cancel: Cancel,
+    ) -> Result<String> {
         let run = match verb {
             "readDocuments" => reads::read_documents,
             "readSpecification" => reads::read_specification,
@@ -229,7 +244,8 @@ impl Engine {
             _ => return Err(invalid("verb", "a read verb")),
         };
         let host = HostBodies::new(self.has_readers, answers, bodies)
-            .with_reader_timeout(self.budgets.read.reader_timeout_ms);
+            .with_reader_timeout(self.budgets.read.reader_timeout_ms)
+            .with_cancel(cancel);
         let result = self.call(bound).and_then(|call| run(&call, args, &host));
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {
@@ -444,6 +460,26 @@ pub fn database_sources(config_json: &str) -> Result<String> {
     Ok(serde_json::json!({ "sources": list, "budgets": budgets }).to_string())
 }
 
+/// `doctor`'s check of every provider of a config: `{ providers: [{ problems, omitted }] }` in
+/// config order, each listing every problem `open` would stop at first. Config errors are
+/// the call's error, as at `open`.
+pub fn diagnose(config_json: &str, databases: Option<&str>) -> Result<String> {
+    let config = parse_config(config_json)?;
+    let mut databases = database_reads(databases);
+    let providers: Vec<Value> = config
+        .providers
+        .iter()
+        .map(|source| {
+            let read = source
+                .provider_id
+                .as_ref()
+                .and_then(|p| databases.remove(p));
+            crate::definitions::problems::report(&sources::problems(source, read.as_ref()))
+        })
+        .collect();
+    Ok(serde_json::json!({ "providers": providers }).to_string())
+}
+
 /// The slots after a reload attempt, and its report. `None` means the source cannot have
 /// changed (an inline provider reloaded without a new definition).
 fn publish(
@@ -468,6 +504,13 @@ fn publish(
         }
         Some(Ok(snapshot)) if snapshot.static_revision != slots.current.static_revision => {
             next.previous = Some(std::mem::replace(&mut next.current, snapshot));
+            next.refresh_failed = false;
+        }
+        // Same definitions read from another document root (a database view may move it):
+        // the current snapshot takes the new root in place, nothing rotates, and page cursors
+        // bound to the old files stop matching.
+        Some(Ok(snapshot)) if snapshot.roots != slots.current.roots => {
+            next.current = snapshot;
             next.refresh_failed = false;
         }
         // Same revision: publish nothing, retire nothing.

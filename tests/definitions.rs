@@ -1297,3 +1297,69 @@ fn record_size_prints_numbers_like_javascript() {
         );
     }
 }
+
+/// `doctor` lists every problem; `open` reports the first of that same list (checks run in
+/// one order), so both agree on what is wrong first.
+#[test]
+fn diagnose_lists_every_problem_and_open_reports_the_first() {
+    let bad_id = json!({ "capabilityId": "Bad", "name": "N", "whenToUse": "W" });
+    let broken =
+        json!({ "capabilityId": "broken", "name": " ", "description": "D", "whenToUse": "W" });
+    let dangling = json!({ "capabilityId": "d", "name": "N", "description": "D", "whenToUse": "W", "requires": ["broken", "ghost"] });
+    let dup = cap("d");
+    let mut x = cap("x");
+    x["parents"] = json!(["y"]);
+    let mut y = cap("y");
+    y["parents"] = json!(["x"]);
+    for caps in [
+        vec![
+            bad_id.clone(),
+            dangling.clone(),
+            dup.clone(),
+            x.clone(),
+            y.clone(),
+            broken,
+        ],
+        vec![dangling.clone(), dup.clone(), x.clone(), y.clone()],
+        vec![x.clone(), y.clone(), dangling.clone()],
+        vec![x.clone(), y.clone()],
+    ] {
+        let config = acme(caps.clone());
+        let first = open(&config).err().expect("problems");
+        let listed: Value = serde_json::from_str(
+            &capability_graph::engine::diagnose(&config.to_string(), None).unwrap(),
+        )
+        .unwrap();
+        let problems = listed["providers"][0]["problems"].as_array().unwrap();
+        assert!(
+            problems.iter().any(|p| p["code"] == first.code().as_str()
+                && details(&first)
+                    .get("field")
+                    .is_none_or(|f| p.get("field") == Some(f))),
+            "{first:?} in {problems:?}"
+        );
+        if caps.len() == 6 {
+            let found: Vec<(&str, &str)> = problems
+                .iter()
+                .map(|p| (p["field"].as_str().unwrap(), p["reason"].as_str().unwrap()))
+                .collect();
+            // "broken" is declared by a record with a problem of its own, so the edge to it is
+            // not reported again. Ordered by capability, then field.
+            assert_eq!(
+                found,
+                [
+                    ("capabilities[0].capabilityId", "id_invalid"),
+                    ("capabilities[0].description", "required"),
+                    ("capabilities[5].name", "nonempty_string_required"),
+                    ("capabilities[1].requires", "missing_endpoint"),
+                    ("capabilities[2].capabilityId", "duplicate_capability"),
+                    ("capabilities[3].parents", "cycle"),
+                ]
+            );
+            assert_eq!(listed["providers"][0]["omitted"], 0);
+        }
+    }
+    let clean = acme(vec![cap("a")]);
+    let listed = capability_graph::engine::diagnose(&clean.to_string(), None).unwrap();
+    assert_eq!(listed, r#"{"providers":[{"problems":[],"omitted":0}]}"#);
+}

@@ -99,6 +99,10 @@ async function discovery(graph: CapabilityGraph): Promise<void> {
   await bound.getProvider();
   await bound.getNeighbors('route');
   await bound.listKnowledgeMembers({ capability: 'route', collectionId: 'C-1' });
+  await bound.listKnowledgeMembers({ capabilityId: 'route', collectionId: 'C-1' });
+  await bound.readDocumentPage({ capabilityId: 'route', knowledgeId: 'D-01', signal: new AbortController().signal });
+  // @ts-expect-error one of capability and capabilityId
+  await bound.readDocumentPage({ capability: 'route', capabilityId: 'route', knowledgeId: 'D-01' });
   // @ts-expect-error a bound facade takes no request scope
   await bound.listCatalog({ requestProviderScope: ['x'] });
   // @ts-expect-error unknown neighbour kind
@@ -117,7 +121,17 @@ async function documents(graph: CapabilityGraph): Promise<void> {
   void state;
   await CapabilityGraph.open({
     providers: [],
-    readers: [{ id: 'r', canRead: (ref) => ref.locator.type === 'http', read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }) }],
+    readers: [
+      { id: 'r', canRead: (ref) => ref.locator.type === 'http', read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }) },
+      {
+        id: 's',
+        canRead: () => true,
+        read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'x' }),
+        async *stream(ref, ctx, { chunkBytes }) {
+          yield { bytes: new Uint8Array(Math.min(chunkBytes, 1)), contentType: 'text/plain', source: ctx.providerId };
+        },
+      },
+    ],
   });
 }
 void documents;

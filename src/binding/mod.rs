@@ -129,12 +129,12 @@ impl NativeHostCall {
         )))
     }
 
-    /// Ends what the component may still ask, at once (synchronously): its call settled.
+    /// Ends what the component may still start, at once (synchronously): its call settled
+    /// after starting `started` operations, which may still finish.
     #[napi]
-    pub fn expire(&self) -> String {
-        outcome(guarded(|| {
-            self.call.ask(r#"{"op":"expire"}"#, None, Vec::new())
-        }))
+    pub fn expire(&self, started: u32) -> String {
+        let question = format!(r#"{{"op":"expire","started":{started}}}"#);
+        outcome(guarded(|| self.call.ask(&question, None, Vec::new())))
     }
 
     /// A question the running component asks the engine (JSON), with the host readers'
@@ -150,6 +150,87 @@ impl NativeHostCall {
         let call = self.call.clone();
         let bodies = owned(bodies);
         PoolTask::run(move || call.ask(&question, answers.as_deref(), bodies))
+    }
+}
+
+/// The error of a page read its caller aborted (an error string).
+#[napi]
+pub fn page_read_aborted() -> String {
+    outcome(Err(crate::query::reads::page_read_aborted()))
+}
+
+/// A page read's abort, set from its caller's signal: the engine's scan of a local file
+/// checks it between chunks.
+#[napi]
+#[derive(Default)]
+pub struct NativeCancel {
+    flag: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[napi]
+impl NativeCancel {
+    #[napi(constructor)]
+    pub fn new() -> NativeCancel {
+        NativeCancel::default()
+    }
+
+    #[napi]
+    pub fn cancel(&self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The check of one URL document streamed by a host reader for a page read (see
+/// `knowledge::stream`); the JS layer feeds it the reader's chunks.
+#[napi]
+pub struct NativeStreamCheck {
+    check: Option<crate::knowledge::stream::StreamCheck>,
+    window: Vec<u8>,
+}
+
+/// Starts the check of a stream the engine asked for (`request.stream` with its `source`).
+#[napi]
+pub fn stream_check(request: String) -> Option<NativeStreamCheck> {
+    crate::knowledge::stream::StreamCheck::new(&request)
+        .ok()
+        .map(|check| NativeStreamCheck {
+            check: Some(check),
+            window: Vec::new(),
+        })
+}
+
+#[napi]
+impl NativeStreamCheck {
+    /// One chunk (`bytes` absent when the reader gave no bytes); `false` once the stream is
+    /// refused, when the caller stops reading.
+    #[napi]
+    pub fn push(
+        &mut self,
+        bytes: Option<Buffer>,
+        content_type: Option<String>,
+        source: Option<String>,
+    ) -> bool {
+        self.check
+            .as_mut()
+            .is_some_and(|c| c.push(bytes.as_deref(), content_type.as_deref(), source.as_deref()))
+    }
+
+    /// The answer for the engine (JSON); the page's bytes are then in `window()`.
+    #[napi]
+    pub fn finish(&mut self) -> String {
+        match self.check.take() {
+            Some(check) => {
+                let (answer, window) = check.finish();
+                self.window = window;
+                answer
+            }
+            None => r#"{"kind":"refused","reason":"reader_stream_invalid"}"#.to_owned(),
+        }
+    }
+
+    #[napi]
+    pub fn window(&mut self) -> Buffer {
+        std::mem::take(&mut self.window).into()
     }
 }
 
@@ -211,6 +292,15 @@ pub fn open(config: String, databases: Option<String>) -> AsyncTask<OpenTask> {
         databases,
         engine: None,
     })
+}
+
+/// `doctor`: every definition problem of every provider of a config (see `Engine`'s
+/// `diagnose`), with what the JS layer read from database authorities.
+#[napi]
+pub fn diagnose(config: String, databases: Option<String>) -> String {
+    outcome(guarded(|| {
+        crate::engine::diagnose(&config, databases.as_deref())
+    }))
 }
 
 /// The database authorities of a wire config (`{ sources: [{ providerId, handle }], budgets }`),
@@ -347,7 +437,8 @@ impl NativeGraph {
     }
 
     /// Runs the body read `verb` off the JS thread, with what the host's readers returned so
-    /// far (answers as JSON, their bodies as buffers; the bytes are copied here).
+    /// far (answers as JSON, their bodies as buffers; the bytes are copied here). `cancel`
+    /// stops a page read's scan of a local file between chunks.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn read(
         &self,
@@ -356,11 +447,16 @@ impl NativeGraph {
         bound: Option<String>,
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
+        cancel: Option<&NativeCancel>,
     ) -> AsyncTask<PoolTask> {
         let engine = self.engine.clone();
         let bodies = owned(bodies);
+        let cancel = cancel.map_or_else(Default::default, |c| {
+            crate::knowledge::body::Cancel::new(c.flag.clone())
+        });
         PoolTask::run(move || {
-            engine.read(&verb, &args, bound.as_deref(), answers.as_deref(), bodies)
+            let (bound, answers) = (bound.as_deref(), answers.as_deref());
+            engine.read_until(&verb, &args, bound, answers, bodies, cancel)
         })
     }
 

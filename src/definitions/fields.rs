@@ -97,13 +97,32 @@ pub fn check_keys(
     required: &[&str],
     prefix: &str,
 ) -> Result<(), GraphError> {
-    if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(o.invalid(&join(prefix, key), "unknown_key"));
+    match key_problems(o, map, allowed, required, prefix)
+        .into_iter()
+        .next()
+    {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    if let Some(key) = required.iter().find(|k| !map.contains_key(**k)) {
-        return Err(o.invalid(&join(prefix, key), "required"));
-    }
-    Ok(())
+}
+
+/// Every unknown key (in input order), then every missing required key.
+pub fn key_problems(
+    o: &Origin,
+    map: &Map<String, Value>,
+    allowed: &[&str],
+    required: &[&str],
+    prefix: &str,
+) -> Vec<GraphError> {
+    let unknown = map
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|key| o.invalid(&join(prefix, key), "unknown_key"));
+    let missing = required
+        .iter()
+        .filter(|k| !map.contains_key(**k))
+        .map(|key| o.invalid(&join(prefix, key), "required"));
+    unknown.chain(missing).collect()
 }
 
 /// A non-blank string (never trimmed or normalised).

@@ -11,17 +11,21 @@ const MAX_CYCLE_IDS_IN_DETAILS: usize = 64;
 const MAX_CYCLE_BYTES_IN_DETAILS: usize = 3072;
 
 /// Resolves every endpoint of `records` (sorted by ID) to an index, in relation order.
-/// `source_of(i)` gives the record's file and its path inside an inline definition.
+/// `source_of(i)` gives the record's file and its path inside an inline definition. An
+/// endpoint that no record declares is a problem (in relation order); one that `declared`
+/// knows but `records` lacks (its record has problems of its own) is left out silently.
 pub fn resolve_endpoints<'r>(
     o: &Origin<'r>,
     records: &'r [CapabilityRecord],
     source_of: impl Fn(usize) -> (Option<&'r str>, &'r str),
-) -> Result<Vec<[Vec<u32>; 4]>, GraphError> {
+    declared: impl Fn(&str) -> bool,
+) -> (Vec<[Vec<u32>; 4]>, Vec<GraphError>) {
     let find = |id: &str| {
         records
             .binary_search_by(|r| r.capability_id.as_str().cmp(id))
             .ok()
     };
+    let mut problems = Vec::new();
     let mut out = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
         let mut edges: [Vec<u32>; 4] = Default::default();
@@ -29,33 +33,39 @@ pub fn resolve_endpoints<'r>(
             let targets = &r.relations[relation as usize];
             let mut resolved = Vec::with_capacity(targets.len());
             for target in targets {
-                let Some(t) = find(target) else {
-                    let (file, prefix) = source_of(i);
-                    let origin = Origin {
-                        file,
-                        ..o.with_capability(&r.capability_id)
-                    };
-                    let field = super::fields::join(prefix, relation.as_str());
-                    return Err(origin
-                        .fail(Code::RelationInvalid, Some(&field), "missing_endpoint")
-                        .detail("endpoint", target.as_str()));
-                };
-                resolved.push(t as u32);
+                match find(target) {
+                    Some(t) => resolved.push(t as u32),
+                    None if declared(target) => {}
+                    None => {
+                        let (file, prefix) = source_of(i);
+                        let origin = Origin {
+                            file,
+                            ..o.with_capability(&r.capability_id)
+                        };
+                        let field = super::fields::join(prefix, relation.as_str());
+                        problems.push(
+                            origin
+                                .fail(Code::RelationInvalid, Some(&field), "missing_endpoint")
+                                .detail("endpoint", target.as_str()),
+                        );
+                    }
+                }
             }
             edges[relation as usize] = resolved;
         }
         out.push(edges);
     }
-    Ok(out)
+    (out, problems)
 }
 
 /// Iterative three-colour DFS per acyclic relation (roots and edges in ID order, so the
-/// reported cycle does not depend on files or layout).
+/// reported cycle does not depend on files or layout): the first cycle of each relation.
 pub fn check_cycles(
     o: &Origin,
     records: &[CapabilityRecord],
     edges: &[[Vec<u32>; 4]],
-) -> Result<(), GraphError> {
+) -> Vec<GraphError> {
+    let mut problems = Vec::new();
     for relation in Relation::ALL.into_iter().filter(|r| r.must_be_acyclic()) {
         if let Some(cycle) = find_cycle(edges.len(), |n| &edges[n][relation as usize]) {
             let mut bytes = 0;
@@ -77,10 +87,10 @@ pub fn check_cycles(
             if listed < cycle.len() {
                 e = e.detail("cycleLength", cycle.len());
             }
-            return Err(e);
+            problems.push(e);
         }
     }
-    Ok(())
+    problems
 }
 
 /// Returns the first cycle found as node indices, closed by repeating its first node.

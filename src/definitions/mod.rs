@@ -6,6 +6,7 @@ pub mod graph;
 pub mod knowledge;
 pub mod locale;
 pub mod model;
+pub mod problems;
 pub mod validate;
 
 use crate::error::GraphError;
@@ -13,6 +14,7 @@ use fields::{array, index, object, Origin};
 pub use knowledge::Roots;
 use model::{CapabilityRecord, ProviderRecord};
 use serde_json::Value;
+use std::collections::HashSet;
 
 /// Definitions as a source delivers them, before validation.
 pub enum RawDefinitions<'a> {
@@ -37,7 +39,7 @@ pub struct ValidatedProvider {
 const PARALLEL_THRESHOLD: usize = 2048;
 
 /// Validates a provider's definitions. `expected_id` is the configured provider ID (file and
-/// database sources); an inline definition names its own.
+/// database sources); an inline definition names its own. The error is the first problem.
 pub fn validate_provider(
     raw: &RawDefinitions,
     expected_id: Option<&str>,
@@ -155,7 +157,7 @@ fn provider_part(
 
 /// The provider-wide rules over valid records in load order (`sources[i]`: record `i`'s file
 /// and its path inside an inline definition): unique IDs, relation endpoints, acyclic
-/// relations, knowledge IDs.
+/// relations, knowledge IDs. The error is the first problem.
 fn assemble(
     provider: ProviderRecord,
     provider_file: Option<&str>,
@@ -166,40 +168,346 @@ fn assemble(
         provider_id: Some(&provider.provider_id),
         ..Origin::default()
     };
-    // Sort by ID, remembering load positions for duplicate and endpoint errors.
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by(|&a, &b| records[a].capability_id.cmp(&records[b].capability_id));
-    for pair in order.windows(2) {
-        if records[pair[0]].capability_id == records[pair[1]].capability_id {
-            let later = pair[0].max(pair[1]);
-            let origin = Origin {
-                file: load_sources[later].0,
-                ..o.with_capability(&records[later].capability_id)
+    let records = records.into_iter().map(Some).collect();
+    let mut sink = Vec::new();
+    let checked = Rules {
+        provider: Some(&provider),
+        provider_file,
+        load_sources,
+        all: false,
+    }
+    .check(&o, records, None, &mut sink);
+    match checked {
+        Some((capabilities, edges)) => Ok(ValidatedProvider {
+            provider,
+            capabilities,
+            edges,
+        }),
+        None => Err(sink
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| GraphError::new(crate::error::Code::Internal))),
+    }
+}
+
+/// How the provider-wide rules run: over which provider and sources, and whether they go on
+/// past a problem (`all`, for a full list) or stop at the first.
+struct Rules<'a, 's> {
+    provider: Option<&'a ProviderRecord>,
+    provider_file: Option<&'s str>,
+    load_sources: &'a [(Option<&'s str>, &'s str)],
+    all: bool,
+}
+
+impl Rules<'_, '_> {
+    /// `records[i]` is the record loaded `i`-th, `None` when its definition has problems of its
+    /// own; `declared[i]` the ID that definition declares (by default the records' own), so a
+    /// duplicate of a broken definition's ID, or an edge to it, is neither missed nor blamed
+    /// twice. Every problem goes to `sink`; the sorted capabilities and their edges when none
+    /// did.
+    #[allow(clippy::type_complexity)]
+    fn check(
+        &self,
+        o: &Origin,
+        mut records: Vec<Option<CapabilityRecord>>,
+        declared: Option<&[Option<&str>]>,
+        sink: &mut Vec<GraphError>,
+    ) -> Option<(Vec<CapabilityRecord>, Vec<[Vec<u32>; 4]>)> {
+        let load_sources = self.load_sources;
+        let mut duplicate = vec![false; records.len()];
+        // Sort by ID, remembering load positions: the later of two equal IDs is the duplicate.
+        let (order, known) = {
+            let ids: Vec<Option<&str>> = match declared {
+                Some(ids) => ids.to_vec(),
+                None => records
+                    .iter()
+                    .map(|r| r.as_ref().map(|r| r.capability_id.as_str()))
+                    .collect(),
             };
-            return Err(origin.invalid(
-                &fields::join(load_sources[later].1, "capabilityId"),
-                "duplicate_capability",
-            ));
+            let mut order: Vec<usize> = (0..ids.len()).filter(|&i| ids[i].is_some()).collect();
+            order.sort_by(|&a, &b| ids[a].cmp(&ids[b]));
+            for pair in order.windows(2) {
+                if ids[pair[0]] == ids[pair[1]] {
+                    let later = pair[0].max(pair[1]);
+                    let origin = Origin {
+                        file: load_sources[later].0,
+                        ..o.with_capability(ids[later].unwrap_or_default())
+                    };
+                    sink.push(origin.invalid(
+                        &fields::join(load_sources[later].1, "capabilityId"),
+                        "duplicate_capability",
+                    ));
+                    if !self.all {
+                        return None;
+                    }
+                    duplicate[later] = true;
+                }
+            }
+            // Stopping at the first problem, every declared ID has its record.
+            let known: HashSet<String> = if self.all {
+                ids.iter().flatten().map(|id| (*id).to_owned()).collect()
+            } else {
+                HashSet::new()
+            };
+            (order, known)
+        };
+        let order: Vec<usize> = order
+            .into_iter()
+            .filter(|&i| records[i].is_some() && !duplicate[i])
+            .collect();
+        // Where each sorted record came from: its file, or its path in an inline definition.
+        let sources: Vec<(Option<&str>, &str)> = order.iter().map(|&i| load_sources[i]).collect();
+        let capabilities: Vec<CapabilityRecord> = order
+            .iter()
+            .map(|&i| records[i].take().expect("each record moved once"))
+            .collect();
+        drop(records);
+
+        let (edges, missing) =
+            graph::resolve_endpoints(o, &capabilities, |i| sources[i], |id| known.contains(id));
+        sink.extend(missing);
+        if !self.all && !sink.is_empty() {
+            return None;
+        }
+        for cycle in graph::check_cycles(o, &capabilities, &edges) {
+            if !self.all {
+                sink.push(cycle);
+                return None;
+            }
+            sink.push(self.place_cycle(cycle, &capabilities, &sources));
+        }
+        sink.extend(validate::check_knowledge_ids(
+            o,
+            (self.provider, self.provider_file),
+            &capabilities,
+            |i| sources[i],
+        ));
+        if !sink.is_empty() {
+            return None;
+        }
+        Some((capabilities, edges))
+    }
+
+    /// A full list shows a cycle at its first capability, with that capability's file and the
+    /// relation field that loops.
+    fn place_cycle(
+        &self,
+        cycle: GraphError,
+        capabilities: &[CapabilityRecord],
+        sources: &[(Option<&str>, &str)],
+    ) -> GraphError {
+        let first = cycle
+            .details()
+            .and_then(|d| d.get("cycle")?.get(0)?.as_str().map(str::to_owned));
+        let at = first.as_deref().and_then(|id| {
+            capabilities
+                .binary_search_by(|c| c.capability_id.as_str().cmp(id))
+                .ok()
+        });
+        let Some(i) = at else { return cycle };
+        let relation = cycle
+            .details()
+            .and_then(|d| d.get("relation")?.as_str().map(str::to_owned));
+        let field = fields::join(sources[i].1, relation.as_deref().unwrap_or_default());
+        let mut e = cycle
+            .detail("capabilityId", capabilities[i].capability_id.as_str())
+            .detail("field", field);
+        if let Some(file) = sources[i].0 {
+            e = e.detail("file", file);
+        }
+        e
+    }
+}
+
+/// A capability definition as a full check sees it: its record when it passed, the ID it
+/// declares when that is one, and every problem it has of its own.
+pub struct CheckedDefinition {
+    record: Option<CapabilityRecord>,
+    declared: Option<String>,
+    problems: Vec<GraphError>,
+}
+
+impl CheckedDefinition {
+    /// A definition file that could not be read or parsed: that is its one problem.
+    pub fn unreadable(problem: GraphError) -> CheckedDefinition {
+        CheckedDefinition {
+            record: None,
+            declared: None,
+            problems: vec![problem],
         }
     }
-    // Where each sorted record came from: its file, or its path in an inline definition.
-    let sources: Vec<(Option<&str>, &str)> = order.iter().map(|&i| load_sources[i]).collect();
-    let mut slots: Vec<Option<CapabilityRecord>> = records.into_iter().map(Some).collect();
-    let capabilities: Vec<CapabilityRecord> = order
-        .iter()
-        .map(|&i| slots[i].take().expect("each record moved once"))
-        .collect();
+}
 
-    let edges = graph::resolve_endpoints(&o, &capabilities, |i| sources[i])?;
-    graph::check_cycles(&o, &capabilities, &edges)?;
-    validate::check_knowledge_ids(&o, (&provider, provider_file), &capabilities, |i| {
-        sources[i]
-    })?;
-    Ok(ValidatedProvider {
+fn check_definition(o: &Origin, value: &Value, prefix: &str, roots: &Roots) -> CheckedDefinition {
+    let mut problems = Vec::new();
+    let record = validate::capability_problems(o, value, prefix, roots, &mut problems);
+    let declared = value
+        .get("capabilityId")
+        .and_then(Value::as_str)
+        .filter(|id| crate::ids::is_id(id))
+        .map(str::to_owned);
+    CheckedDefinition {
+        record,
+        declared,
+        problems,
+    }
+}
+
+/// [`capability_in_file`] for a full check: every problem of one definition file, on the
+/// thread that read it.
+pub fn definition_problems_in_file(
+    provider_id: &str,
+    file: &str,
+    value: &Value,
+    roots: &Roots,
+) -> CheckedDefinition {
+    let origin = Origin {
+        provider_id: Some(provider_id),
+        file: Some(file),
+        ..Origin::default()
+    };
+    check_definition(&origin, value, "", roots)
+}
+
+/// Every problem of a provider's definitions, as a compiler lists them: each record field by
+/// field, then the provider-wide rules over the records that passed, without repeating what a
+/// broken record already explains. [`validate_provider`] fails with the first of them.
+pub fn provider_problems(
+    raw: &RawDefinitions,
+    expected_id: Option<&str>,
+    roots: &Roots,
+) -> Vec<GraphError> {
+    let mut sink = Vec::new();
+    let (provider_value, provider_file, inline) = match raw {
+        RawDefinitions::Inline(v) => (*v, None, true),
+        RawDefinitions::Files { provider, .. } => (*provider, Some("provider.json"), false),
+    };
+    let provider = provider_part(provider_value, provider_file, inline, expected_id, roots)
+        .map_err(|e| sink.push(e))
+        .ok();
+    let provider_id = provider_id_of(provider.as_ref(), provider_value, expected_id);
+    let o = Origin {
+        provider_id,
+        ..Origin::default()
+    };
+    let inputs: Vec<(Option<&str>, String, &Value)> = match raw {
+        RawDefinitions::Inline(v) => match v.get("capabilities") {
+            // A provider that is no object has no capabilities to check.
+            None => return sink,
+            Some(list) => match array(&o, list, "capabilities") {
+                Ok(list) => list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (None, index("capabilities", i), v))
+                    .collect(),
+                Err(e) => {
+                    sink.push(e);
+                    return sink;
+                }
+            },
+        },
+        RawDefinitions::Files { capabilities, .. } => capabilities
+            .iter()
+            .map(|(file, v)| (Some(*file), String::new(), *v))
+            .collect(),
+    };
+    let checked = inputs
+        .iter()
+        .map(|(file, prefix, v)| check_definition(&Origin { file: *file, ..o }, v, prefix, roots))
+        .collect();
+    let sources: Vec<(Option<&str>, &str)> = inputs
+        .iter()
+        .map(|(file, prefix, _)| (*file, prefix.as_str()))
+        .collect();
+    all_rules(
+        &o,
+        provider.as_ref(),
+        provider_file,
+        checked,
+        &sources,
+        &mut sink,
+    );
+    sink
+}
+
+/// [`provider_problems`] for a file provider whose definition files were each checked when
+/// read ([`definition_problems_in_file`]).
+pub fn file_problems(
+    provider_value: &Value,
+    files: Vec<(String, CheckedDefinition)>,
+    expected_id: &str,
+    roots: &Roots,
+) -> Vec<GraphError> {
+    let mut sink = Vec::new();
+    let provider_file = Some("provider.json");
+    let provider = provider_part(
+        provider_value,
+        provider_file,
+        false,
+        Some(expected_id),
+        roots,
+    )
+    .map_err(|e| sink.push(e))
+    .ok();
+    let o = Origin {
+        provider_id: Some(expected_id),
+        ..Origin::default()
+    };
+    let (names, checked): (Vec<String>, Vec<CheckedDefinition>) = files.into_iter().unzip();
+    let sources: Vec<(Option<&str>, &str)> = names.iter().map(|f| (Some(f.as_str()), "")).collect();
+    all_rules(
+        &o,
+        provider.as_ref(),
+        provider_file,
+        checked,
+        &sources,
+        &mut sink,
+    );
+    sink
+}
+
+/// The provider ID problems are reported under: the provider's own, else the configured one,
+/// else a valid one its definition names.
+fn provider_id_of<'v>(
+    provider: Option<&'v ProviderRecord>,
+    provider_value: &'v Value,
+    expected_id: Option<&'v str>,
+) -> Option<&'v str> {
+    provider
+        .map(|p| p.provider_id.as_str())
+        .or(expected_id)
+        .or_else(|| {
+            provider_value
+                .get("providerId")
+                .and_then(Value::as_str)
+                .filter(|id| crate::ids::is_id(id))
+        })
+}
+
+/// Each definition's own problems, then the provider-wide rules over those that passed.
+fn all_rules(
+    o: &Origin,
+    provider: Option<&ProviderRecord>,
+    provider_file: Option<&str>,
+    checked: Vec<CheckedDefinition>,
+    sources: &[(Option<&str>, &str)],
+    sink: &mut Vec<GraphError>,
+) {
+    let mut records = Vec::with_capacity(checked.len());
+    let mut declared = Vec::with_capacity(checked.len());
+    for definition in checked {
+        sink.extend(definition.problems);
+        records.push(definition.record);
+        declared.push(definition.declared);
+    }
+    let declared: Vec<Option<&str>> = declared.iter().map(Option::as_deref).collect();
+    Rules {
         provider,
-        capabilities,
-        edges,
-    })
+        provider_file,
+        load_sources: sources,
+        all: true,
+    }
+    .check(o, records, Some(&declared), sink);
 }
 
 /// Validates every capability record, on several threads for large providers; the error

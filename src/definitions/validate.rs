@@ -2,7 +2,8 @@
 //! definitions, in the documented field order (reference/definitions.md §2–3, §5.2).
 
 use super::fields::{
-    array, check_keys, check_record_size, index, join, object, optional_text, text, Origin,
+    array, check_keys, check_record_size, index, join, key_problems, object, optional_text, text,
+    Origin,
 };
 use super::knowledge::{document, knowledge_list, KnowledgeIds, Roots};
 use super::model::{AppliesTo, CapabilityRecord, ProviderRecord, Relation, Specification};
@@ -111,59 +112,109 @@ const CAPABILITY_KEYS: [&str; 11] = [
 ];
 
 /// Validates one capability definition. `prefix` is its path inside an inline definition
-/// (`capabilities[3]`), empty for a file.
+/// (`capabilities[3]`), empty for a file. The error is the first of [`capability_problems`].
 pub fn capability_record(
     o: &Origin,
     v: &Value,
     prefix: &str,
     roots: &Roots,
 ) -> Result<CapabilityRecord, GraphError> {
-    check_record_size(o, v, prefix)?;
-    let map = object(o, v, prefix)?;
-    check_keys(
+    let mut problems = Vec::new();
+    capability_problems(o, v, prefix, roots, &mut problems).ok_or_else(|| problems.swap_remove(0))
+}
+
+/// Checks one capability definition field by field in the documented order, adding every
+/// problem to `sink`; the record when there was none. A field that cannot be read (a record
+/// over its size, not an object) ends the checks.
+pub fn capability_problems(
+    o: &Origin,
+    v: &Value,
+    prefix: &str,
+    roots: &Roots,
+    sink: &mut Vec<GraphError>,
+) -> Option<CapabilityRecord> {
+    let before = sink.len();
+    if let Err(e) = check_record_size(o, v, prefix) {
+        sink.push(e);
+        return None;
+    }
+    let map = match object(o, v, prefix) {
+        Ok(map) => map,
+        Err(e) => {
+            sink.push(e);
+            return None;
+        }
+    };
+    sink.extend(key_problems(
         o,
         map,
         &CAPABILITY_KEYS,
         &["capabilityId", "name", "description", "whenToUse"],
         prefix,
-    )?;
-    let id_field = join(prefix, "capabilityId");
-    let capability_id = text(o, &map["capabilityId"], &id_field)?;
-    if !is_id(&capability_id) {
-        return Err(o.invalid(&id_field, "id_invalid"));
+    ));
+    fn ok<T>(sink: &mut Vec<GraphError>, r: Result<T, GraphError>) -> Option<T> {
+        r.map_err(|e| sink.push(e)).ok()
     }
-    let o = &o.with_capability(&capability_id);
-    let name = text(o, &map["name"], &join(prefix, "name"))?;
-    let description = text(o, &map["description"], &join(prefix, "description"))?;
-    let when_to_use = text(o, &map["whenToUse"], &join(prefix, "whenToUse"))?;
-    let distinction = optional_text(o, map, "distinction", prefix)?;
-    let examples = match map.get("examples") {
-        None => Vec::new(),
-        Some(v) => {
-            let f = join(prefix, "examples");
-            let items = array(o, v, &f)?;
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, e)| text(o, e, &index(&f, i)))
-                .collect::<Result<_, _>>()?
+    let id_field = join(prefix, "capabilityId");
+    let capability_id = map
+        .get("capabilityId")
+        .and_then(|v| ok(sink, text(o, v, &id_field)))
+        .and_then(|id| {
+            if is_id(&id) {
+                Some(id)
+            } else {
+                sink.push(o.invalid(&id_field, "id_invalid"));
+                None
+            }
+        });
+    let named;
+    let o = match &capability_id {
+        Some(id) => {
+            named = o.with_capability(id);
+            &named
         }
+        None => o,
     };
+    let required = |sink: &mut Vec<GraphError>, key: &str| {
+        map.get(key)
+            .and_then(|v| ok(sink, text(o, v, &join(prefix, key))))
+    };
+    let name = required(sink, "name");
+    let description = required(sink, "description");
+    let when_to_use = required(sink, "whenToUse");
+    let distinction = ok(sink, optional_text(o, map, "distinction", prefix)).flatten();
+    let mut examples = Vec::new();
+    if let Some(v) = map.get("examples") {
+        let f = join(prefix, "examples");
+        if let Some(items) = ok(sink, array(o, v, &f)) {
+            for (i, e) in items.iter().enumerate() {
+                examples.extend(ok(sink, text(o, e, &index(&f, i))));
+            }
+        }
+    }
     let mut relations: [Vec<String>; 4] = Default::default();
     for relation in Relation::ALL {
         if let Some(v) = map.get(relation.as_str()) {
-            relations[relation as usize] = endpoints(o, v, &join(prefix, relation.as_str()))?;
+            let field = join(prefix, relation.as_str());
+            relations[relation as usize] = ok(sink, endpoints(o, v, &field)).unwrap_or_default();
         }
     }
     let knowledge = match map.get("knowledge") {
         None => Vec::new(),
-        Some(v) => knowledge_list(o, v, &join(prefix, "knowledge"), roots)?,
+        Some(v) => ok(
+            sink,
+            knowledge_list(o, v, &join(prefix, "knowledge"), roots),
+        )
+        .unwrap_or_default(),
     };
-    Ok(CapabilityRecord {
-        capability_id: capability_id.clone(),
-        name,
-        description,
-        when_to_use,
+    if sink.len() > before {
+        return None;
+    }
+    Some(CapabilityRecord {
+        capability_id: capability_id?,
+        name: name?,
+        description: description?,
+        when_to_use: when_to_use?,
         distinction,
         examples,
         relations,
@@ -200,21 +251,26 @@ fn endpoints(o: &Origin, v: &Value, field: &str) -> Result<Vec<String>, GraphErr
 
 /// Provider-wide: every knowledge ID means one thing (specification documents first).
 /// `source_of(i)` gives capability `i`'s file and its path inside an inline definition.
+/// Returns every conflict, in that order.
 pub fn check_knowledge_ids<'r>(
     o: &Origin<'r>,
-    provider: (&ProviderRecord, Option<&'r str>),
+    provider: (Option<&ProviderRecord>, Option<&'r str>),
     capabilities: &'r [CapabilityRecord],
     source_of: impl Fn(usize) -> (Option<&'r str>, &'r str),
-) -> Result<(), GraphError> {
+) -> Vec<GraphError> {
+    let mut problems = Vec::new();
     let mut ids = KnowledgeIds::default();
     let (provider, provider_file) = provider;
-    if let Some(spec) = &provider.specification {
+    if let Some(spec) = provider.and_then(|p| p.specification.as_ref()) {
         let o = Origin {
             file: provider_file,
             ..*o
         };
         for d in &spec.documents {
-            ids.register_document(&o, d, "specification.documents")?;
+            problems.extend(
+                ids.register_document(&o, d, "specification.documents")
+                    .err(),
+            );
         }
     }
     for (i, c) in capabilities.iter().enumerate() {
@@ -225,8 +281,8 @@ pub fn check_knowledge_ids<'r>(
         };
         let field = join(prefix, "knowledge");
         for r in &c.knowledge {
-            ids.register(&o, r, &field)?;
+            problems.extend(ids.register(&o, r, &field).err());
         }
     }
-    Ok(())
+    problems
 }

@@ -9,6 +9,8 @@ use crate::fsx::Stamp;
 use crate::snapshot::revision::content_id;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Bytes hashed per step when a whole document is scanned.
 const SCAN_CHUNK: usize = 256 * 1024;
@@ -17,6 +19,32 @@ fn changed() -> GraphError {
     GraphError::new(Code::DocumentUnreadable)
         .with_action(NextAction::Retry)
         .detail("reason", "changed_while_reading")
+}
+
+/// A page read its caller aborted: it settles at once, whatever the reader still does.
+pub fn page_read_aborted() -> GraphError {
+    GraphError::new(Code::DocumentUnreadable)
+        .with_phase(crate::error::Phase::Document)
+        .with_action(NextAction::Retry)
+        .detail("reason", "aborted")
+}
+
+/// Set by the caller of a page read when its signal aborts: a local file's scan stops at its
+/// next chunk instead of hashing the rest of the document for nobody.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Option<Arc<AtomicBool>>);
+
+impl Cancel {
+    pub fn new(flag: Arc<AtomicBool>) -> Cancel {
+        Cancel(Some(flag))
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.0 {
+            Some(flag) if flag.load(Ordering::Relaxed) => Err(page_read_aborted()),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn not_utf8() -> GraphError {
@@ -85,12 +113,13 @@ pub struct Page {
 }
 
 /// Hashes and validates a whole document without holding it in memory.
-fn scan(file: &mut File) -> Result<String> {
+fn scan(file: &mut File, cancel: &Cancel) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; SCAN_CHUNK];
     // Bytes of a code point split across two chunks.
     let mut carry: Vec<u8> = Vec::with_capacity(4);
     loop {
+        cancel.check()?;
         let n = file.read(&mut buf).map_err(|_| changed())?;
         if n == 0 {
             break;
@@ -140,6 +169,18 @@ fn preferred_end(window: &[u8], cut: usize) -> usize {
 /// page) the whole document is scanned once for its content ID; with it, only the page's own
 /// bytes are read, after checking the file is still the one the cursor was served from.
 pub fn read_page(at: &Located, start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
+    read_page_until(at, start, max_bytes, known, &Cancel::default())
+}
+
+/// [`read_page`] that stops between chunks of its scan once `cancel` is set.
+pub fn read_page_until(
+    at: &Located,
+    start: u64,
+    max_bytes: u64,
+    known: Option<&Known>,
+    cancel: &Cancel,
+) -> Result<Page> {
+    cancel.check()?;
     let (mut file, before) = open(at)?;
     let known = match known {
         Some(k) if k.stamp != before.digest() => {
@@ -147,7 +188,7 @@ pub fn read_page(at: &Located, start: u64, max_bytes: u64, known: Option<&Known>
         }
         Some(k) => k.clone(),
         None => Known {
-            content_id: scan(&mut file)?,
+            content_id: scan(&mut file, cancel)?,
             stamp: before.digest(),
         },
     };
@@ -174,7 +215,7 @@ pub fn read_page(at: &Located, start: u64, max_bytes: u64, known: Option<&Known>
 /// Identifies a whole document without holding it: its content ID and file stamp, and its size.
 pub fn identify(at: &Located) -> Result<(Known, u64)> {
     let (mut file, before) = open(at)?;
-    let content_id = scan(&mut file)?;
+    let content_id = scan(&mut file, &Cancel::default())?;
     if stamp_of(&file)? != before {
         return Err(changed());
     }
@@ -249,16 +290,36 @@ fn page_of(bytes: Vec<u8>, start: u64, total: u64, known: Known) -> Result<Page>
 /// A page of a body a host reader delivered whole. Its cursor binds the content ID only.
 pub fn page_in(bytes: &[u8], start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
     let content_id = content_id(bytes);
+    check_known(known, &content_id)?;
+    std::str::from_utf8(bytes).map_err(|_| not_utf8())?;
+    let total = bytes.len() as u64;
+    let from = start.min(total) as usize;
+    let window = &bytes[from..(start + max_bytes + 1).min(total) as usize];
+    page_window(window, start, total, content_id, max_bytes)
+}
+
+/// A host body's content ID against the one a page cursor was issued for.
+pub fn check_known(known: Option<&Known>, content_id: &str) -> Result<()> {
     if known.is_some_and(|k| k.content_id != content_id) {
         return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
     }
-    std::str::from_utf8(bytes).map_err(|_| not_utf8())?;
-    let total = bytes.len() as u64;
+    Ok(())
+}
+
+/// A page of a host body of `total` bytes (valid UTF-8, identified by `content_id`) from the
+/// bytes at `start`: `window` holds them, up to `max_bytes + 1`.
+pub fn page_window(
+    window: &[u8],
+    start: u64,
+    total: u64,
+    content_id: String,
+    max_bytes: u64,
+) -> Result<Page> {
     if start > total {
         return Err(invalid("startOffset", "offset within the document"));
     }
     let want = max_bytes.min(total - start);
-    let window = &bytes[start as usize..(start + want + 1).min(total) as usize];
+    let window = &window[..(want + 1).min(window.len() as u64) as usize];
     let cut = cut_page(window, want as usize, start + want == total)?;
     let known = Known {
         content_id,
@@ -331,6 +392,29 @@ mod tests {
         let whole = read_whole(&doc, 10_000_000).unwrap();
         assert_eq!(whole.text, text);
         assert_eq!(whole.content_id, known.content_id);
+    }
+
+    #[test]
+    fn a_cancelled_page_read_stops_with_the_aborted_error() {
+        let text = "ünïcödé line\n".repeat(3 * SCAN_CHUNK / 10);
+        let (doc, _) = temp("cancel", text.as_bytes());
+        let flag = Arc::new(AtomicBool::new(false));
+        let cancel = Cancel::new(flag.clone());
+        let page = read_page_until(&doc, 0, 100, None, &cancel).unwrap();
+        assert_eq!(page.text, read_page(&doc, 0, 100, None).unwrap().text);
+        flag.store(true, Ordering::Relaxed);
+        for known in [None, Some(&page.known)] {
+            let e = read_page_until(&doc, 0, 100, known, &cancel).err().unwrap();
+            assert_eq!(e.to_json_value(), page_read_aborted().to_json_value());
+        }
+        // The scan itself looks at the flag before each chunk it hashes.
+        let (mut file, _) = open(&doc).unwrap();
+        let e = scan(&mut file, &cancel).unwrap_err();
+        assert_eq!(
+            e.details().and_then(|d| d.get("reason")?.as_str()),
+            Some("aborted")
+        );
+        assert!(scan(&mut file, &Cancel::default()).is_ok());
     }
 
     #[test]

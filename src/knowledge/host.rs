@@ -2,6 +2,7 @@
 //! meets a URL document asks the JS layer to run the host's readers (the first whose `canRead`
 //! accepts the document), then validates what they returned before using a byte of it.
 
+use super::body::{check_known, page_in, page_window, Known, Page};
 use super::source;
 use crate::definitions::model::DocumentRef;
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
@@ -19,6 +20,16 @@ pub enum Answer {
         content_id: Option<String>,
         source: Option<String>,
     },
+    /// A reader's `stream()`, as the engine's stream check summed it up: the page's bytes
+    /// (`window`), the whole document's content ID, size and content type.
+    Streamed {
+        window: Option<Vec<u8>>,
+        content_id: Option<String>,
+        total: Option<u64>,
+        content_type: Option<String>,
+    },
+    /// A stream the check refused (`reader_stream_invalid`, `invalid_utf8`).
+    Refused { reason: Option<String> },
     /// No reader accepts the document.
     NoReader,
     /// A reader threw; `code` is the thrown value's string `code`, if any.
@@ -31,6 +42,19 @@ pub struct HostBody {
     pub content_type: String,
 }
 
+/// What one page read of a URL document asks for.
+#[derive(Clone, Copy)]
+pub struct PageRange {
+    /// The page's first byte.
+    pub start: u64,
+    /// At most this many bytes in the page.
+    pub page_bytes: u64,
+    /// Chunks a reader's `stream()` delivers (`read.maxBytes`).
+    pub chunk_bytes: u64,
+    /// A reader without `stream()` reads the whole document, up to `read.maxResponseBytes`.
+    pub max_bytes: u64,
+}
+
 /// The host answers a read call has so far, and the documents it still needs.
 #[derive(Default)]
 pub struct HostBodies {
@@ -38,6 +62,8 @@ pub struct HostBodies {
     pub enabled: bool,
     /// `read.readerTimeoutMs`, sent with every request.
     reader_timeout_ms: u64,
+    /// The caller's abort of a page read, for the files the engine reads itself.
+    cancel: super::body::Cancel,
     answers: HashMap<String, Answer>,
     requests: RefCell<Vec<Value>>,
 }
@@ -85,6 +111,19 @@ impl HostBodies {
                     content_id: field("contentId"),
                     source: field("source"),
                 },
+                Some("streamed") => Answer::Streamed {
+                    window: a
+                        .get("buffer")
+                        .and_then(Value::as_u64)
+                        .and_then(|i| buffers.get_mut(i as usize))
+                        .and_then(Option::take),
+                    content_id: field("contentId"),
+                    total: a.get("totalBytes").and_then(Value::as_u64),
+                    content_type: field("contentType"),
+                },
+                Some("refused") => Answer::Refused {
+                    reason: field("reason"),
+                },
                 Some("none") => Answer::NoReader,
                 _ => Answer::Failed {
                     code: a.get("code").and_then(Value::as_str).map(str::to_owned),
@@ -95,6 +134,7 @@ impl HostBodies {
         HostBodies {
             enabled,
             reader_timeout_ms: crate::config::Budgets::default().read.reader_timeout_ms,
+            cancel: super::body::Cancel::default(),
             answers: map,
             requests: RefCell::new(Vec::new()),
         }
@@ -104,6 +144,16 @@ impl HostBodies {
     pub fn with_reader_timeout(mut self, ms: u64) -> HostBodies {
         self.reader_timeout_ms = ms;
         self
+    }
+
+    /// The caller's abort of this read: a local file's scan checks it between chunks.
+    pub fn with_cancel(mut self, cancel: super::body::Cancel) -> HostBodies {
+        self.cancel = cancel;
+        self
+    }
+
+    pub fn cancel(&self) -> &super::body::Cancel {
+        &self.cancel
     }
 
     /// The documents still to be read by the host, as the JS layer receives them.
@@ -119,25 +169,100 @@ impl HostBodies {
         doc: &DocumentRef,
         max_bytes: u64,
     ) -> Result<Option<HostBody>> {
+        match self.answer(s, doc, max_bytes, None)? {
+            None => Ok(None),
+            Some(answer) => self.judge(doc, answer, max_bytes).map(Some),
+        }
+    }
+
+    /// The answer for `doc`, or `None` after asking the host for it (with `stream`, the page a
+    /// reader's `stream()` should be checked for, when it has one).
+    fn answer(
+        &self,
+        s: &ProviderSnapshot,
+        doc: &DocumentRef,
+        max_bytes: u64,
+        stream: Option<Value>,
+    ) -> Result<Option<&Answer>> {
         if !self.enabled {
             return Err(GraphError::new(Code::DocumentReferenceOnly));
         }
         let key = key(s, doc);
-        let Some(answer) = self.answers.get(&key) else {
-            let mut request = Map::new();
-            request.insert("key".into(), key.into());
-            request.insert("providerId".into(), s.provider_id().into());
-            request.insert("staticRevision".into(), s.static_revision.clone().into());
-            request.insert("ref".into(), serde_json::to_value(doc).unwrap_or_default());
-            request.insert("maxBytes".into(), max_bytes.into());
-            request.insert("timeoutMs".into(), self.reader_timeout_ms.into());
-            let mut requests = self.requests.borrow_mut();
-            let value = Value::Object(request);
-            if !requests.contains(&value) {
-                requests.push(value);
-            }
+        if let Some(answer) = self.answers.get(&key) {
+            return Ok(Some(answer));
+        }
+        let mut request = Map::new();
+        request.insert("key".into(), key.into());
+        request.insert("providerId".into(), s.provider_id().into());
+        request.insert("staticRevision".into(), s.static_revision.clone().into());
+        request.insert("ref".into(), serde_json::to_value(doc).unwrap_or_default());
+        request.insert("maxBytes".into(), max_bytes.into());
+        request.insert("timeoutMs".into(), self.reader_timeout_ms.into());
+        if let Some(stream) = stream {
+            request.insert("stream".into(), stream);
+        }
+        let mut requests = self.requests.borrow_mut();
+        let value = Value::Object(request);
+        if !requests.contains(&value) {
+            requests.push(value);
+        }
+        Ok(None)
+    }
+
+    /// One page of a URL document: streamed by a reader that has `stream()` (no total limit),
+    /// else read whole up to `max_bytes`. `Ok(None)` while the host has not answered yet.
+    pub fn page(
+        &self,
+        s: &ProviderSnapshot,
+        doc: &DocumentRef,
+        range: &PageRange,
+        known: Option<&Known>,
+    ) -> Result<Option<(Page, String)>> {
+        let PageRange {
+            start,
+            page_bytes,
+            chunk_bytes,
+            max_bytes,
+        } = *range;
+        let stream = serde_json::json!({
+            "source": source(doc),
+            "chunkBytes": chunk_bytes,
+            "start": start,
+            "keep": page_bytes + 1,
+        });
+        let Some(answer) = self.answer(s, doc, max_bytes, Some(stream))? else {
             return Ok(None);
         };
+        match answer {
+            Answer::Streamed {
+                window,
+                content_id,
+                total,
+                content_type,
+            } => {
+                let (Some(window), Some(content_id), Some(total), Some(content_type)) =
+                    (window, content_id, total, content_type)
+                else {
+                    return Err(GraphError::new(Code::Internal));
+                };
+                check_known(known, content_id)?;
+                let page = page_window(window, start, *total, content_id.clone(), page_bytes)?;
+                Ok(Some((page, content_type.clone())))
+            }
+            Answer::Refused { reason } if reason.as_deref() == Some("invalid_utf8") => {
+                Err(GraphError::new(Code::DocumentUnreadable).detail("reason", "invalid_utf8"))
+            }
+            Answer::Refused { .. } => Err(contract("reader_stream_invalid")),
+            other => {
+                let body = self.judge(doc, other, max_bytes)?;
+                let page = page_in(&body.bytes, start, page_bytes, known)?;
+                Ok(Some((page, body.content_type)))
+            }
+        }
+    }
+
+    /// Checks what a reader's `read()` answered.
+    fn judge(&self, doc: &DocumentRef, answer: &Answer, max_bytes: u64) -> Result<HostBody> {
         match answer {
             Answer::NoReader => Err(GraphError::new(Code::DocumentReferenceOnly)),
             Answer::Failed { code } => Err(project_component_error(
@@ -171,10 +296,14 @@ impl HostBodies {
                 if claimed.as_ref().is_some_and(|c| *c != content_id(&bytes)) {
                     return Err(contract("reader_content_identity_mismatch"));
                 }
-                Ok(Some(HostBody {
+                Ok(HostBody {
                     bytes,
                     content_type,
-                }))
+                })
+            }
+            // A whole read never asks for a stream.
+            Answer::Streamed { .. } | Answer::Refused { .. } => {
+                Err(GraphError::new(Code::Internal))
             }
         }
     }

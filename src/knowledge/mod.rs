@@ -4,6 +4,7 @@
 pub mod body;
 pub mod host;
 pub mod roots;
+pub mod stream;
 
 use crate::definitions::model::{DocumentRef, Locator};
 use crate::error::{Code, GraphError, NextAction, Result};

@@ -142,6 +142,28 @@ pub fn capability_ref<'v>(
     }
 }
 
+/// The capability a document verb is about: `capability` (a reference), or on a bound facade
+/// its local `capabilityId` instead, never both.
+pub fn named_capability<'v>(args: &'v Args, bound: Option<&'v str>) -> Result<(&'v str, &'v str)> {
+    match (args.get("capability")?, args.get("capabilityId")?, bound) {
+        (Some(target), None, _) => capability_ref(target, "capability", bound),
+        (None, Some(id), Some(p)) => id
+            .as_str()
+            .filter(|s| is_id(s))
+            .map(|c| (p, c))
+            .ok_or_else(|| invalid("capabilityId", "local capability ID")),
+        (Some(_), Some(_), Some(_)) => Err(invalid(
+            "capabilityId",
+            "absent when capability is given (one of capability, capabilityId)",
+        )),
+        (_, Some(_), None) => Err(invalid(
+            "capabilityId",
+            "absent (the unbound graph takes capability)",
+        )),
+        (None, None, _) => Err(invalid("capability", "capability ID")),
+    }
+}
+
 /// A `limit`-like number: a safe integer `>= min`; above `max` it is clamped.
 pub fn clamped_integer(v: &Value, field: &str, min: u64, max: u64) -> Result<u64> {
     let n = v

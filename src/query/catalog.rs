@@ -2,9 +2,7 @@
 //! order, filtered by ID prefix or direct parent, paged by count and bytes.
 
 use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
-use super::page::{
-    cursor_member_len, no_progress, oversized_row, warning_len, within_budget, Rows,
-};
+use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
 use super::views::{to_json, CatalogRecord};
 use super::Call;
 use crate::cursor::{self, Binding};
@@ -13,6 +11,13 @@ use crate::ids::{format_qualified, parse_qualified, ID_MAX_BYTES};
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::Kind;
 use serde_json::json;
+
+/// Completeness words in the order page measurements index them.
+const COMPLETENESS: [Completeness; 3] = [
+    Completeness::Complete,
+    Completeness::Truncated,
+    Completeness::Partial,
+];
 
 const KEYS: [&str; 7] = [
     "requestProviderScope",
@@ -100,7 +105,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         Some((p, _)) => vec![p],
         None => (0..view.scope.len()).collect(),
     };
-    let mut rows = providers
+    let rows = providers
         .into_iter()
         .filter(|&p| p >= start_p)
         .flat_map(|p| {
@@ -117,22 +122,41 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
             "catalog.maxItemBytes": budget.max_item_bytes,
         }),
     );
-    // Reserve room for the longest completeness word and for a cursor of the longest position.
-    meta.completeness = Completeness::Truncated;
-    let skeleton = r#"{"items":,"meta":}"#.len() + to_json(&meta).len();
-    let longest_after = format_qualified(&"p".repeat(128), &"c".repeat(128));
-    let cursor_reserve = cursor_member_len(cursor::encode(&binding, &longest_after)?.len());
+    // A page is measured as it would be printed: its completeness word and the cursor of the
+    // row that would follow it.
+    let mut skeletons = [0usize; 3];
+    for (i, c) in COMPLETENESS.into_iter().enumerate() {
+        meta.completeness = c;
+        skeletons[i] = r#"{"items":,"meta":}"#.len() + to_json(&meta).len();
+    }
+    let lengths = cursor::Lengths::new(&binding)?;
+    let cursor_len = |(p, n): (usize, u32)| {
+        let s = view.snapshot(p);
+        cursor_member_len(lengths.of(&format_qualified(s.provider_id(), &s.capability(n).id)))
+    };
+    let page_len = |items: usize, warnings: &Warnings, following: Option<(usize, u32)>| {
+        let completeness = if warnings.count > 0 {
+            2
+        } else if following.is_some() {
+            1
+        } else {
+            0
+        };
+        skeletons[completeness] + items + warnings.bytes() + following.map_or(0, cursor_len)
+    };
     let max_bytes = budget.max_bytes as usize;
 
+    let mut rows = rows.peekable();
     let mut items = Rows::new();
-    let mut warnings_len = 0usize;
+    let mut warnings = Warnings::default();
     let mut consumed = 0u64;
     let mut next: Option<(usize, u32)> = None;
-    for (p, n) in rows.by_ref() {
+    while let Some((p, n)) = rows.next() {
         if consumed == limit {
             next = Some((p, n));
             break;
         }
+        let following = rows.peek().copied();
         let s = view.snapshot(p);
         let row = to_json(&CatalogRecord::new(s, n));
         if row.len() as u64 > budget.max_item_bytes {
@@ -141,17 +165,16 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
                 "catalog.maxItemBytes",
                 budget.max_item_bytes,
             );
-            if skeleton + items.len() + warnings_len + warning_len(&w) + cursor_reserve > max_bytes
-            {
+            if page_len(items.len(), &warnings.with(&w), following) > max_bytes {
                 next = Some((p, n));
                 break;
             }
-            warnings_len += warning_len(&w);
+            warnings = warnings.with(&w);
             meta.warnings.push(w);
             consumed += 1;
             continue;
         }
-        if skeleton + items.len_with(&row) + warnings_len + cursor_reserve > max_bytes {
+        if page_len(items.len_with(&row), &warnings, following) > max_bytes {
             next = Some((p, n));
             break;
         }
@@ -177,10 +200,12 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     } else {
         Completeness::Complete
     };
+    let items_len = items.len();
     let mut out = format!(r#"{{"items":{},"meta":{}"#, items.finish(), to_json(&meta));
     if let Some(c) = next_cursor {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
     out.push('}');
+    debug_assert_eq!(out.len(), page_len(items_len, &warnings, next));
     within_budget(out, "catalog.maxBytes", budget.max_bytes)
 }

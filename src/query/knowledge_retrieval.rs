@@ -52,7 +52,10 @@ impl Body {
 }
 
 struct Access {
-    active: bool,
+    /// Operations numbered up to this one started while `retrieve` ran; set when it settled.
+    /// Their later questions (a URL read's next round, a scan's chunks) are still answered;
+    /// an operation started after is expired.
+    started: Option<u64>,
     observed: Vec<Option<Observed>>,
 }
 
@@ -147,7 +150,7 @@ impl KnowledgeSearch {
             has_readers,
             warnings,
             access: Mutex::new(Access {
-                active: true,
+                started: None,
                 observed,
             }),
         }
@@ -263,7 +266,12 @@ impl KnowledgeSearch {
     }
 
     fn access_read(&self, q: &Map<String, Value>, host: &HostBodies) -> Result<Option<Value>> {
-        if !self.lock().active {
+        let operation = q.get("operation").and_then(Value::as_u64);
+        if self
+            .lock()
+            .started
+            .is_some_and(|last| operation.is_none_or(|op| op > last))
+        {
             return Err(contract("retrieval_access_expired"));
         }
         let op = q.get("op").and_then(Value::as_str);
@@ -464,10 +472,11 @@ impl HostCall for KnowledgeSearch {
         Some(self.limits.timeout_ms)
     }
 
-    /// `{op: "read"|"scan"|"chunk", target, maxBytes?, chunkBytes?, offset?}` from the
-    /// retriever's access;
-    /// `{op: "expire"}` once it settled (answers `{unread}`); `{op: "rest"}` before its answer
-    /// is judged.
+    /// `{op: "read"|"scan"|"chunk", operation, target, maxBytes?, chunkBytes?, offset?}` from
+    /// the retriever's access (`operation` numbers its reads and scans from 1);
+    /// `{op: "expire", started}` once it settled, with the number of operations it started
+    /// (answers `{unread, readerTimeoutMs}`: how long those may still take); `{op: "rest"}`
+    /// before its answer is judged.
     fn ask(
         &self,
         question: &str,
@@ -488,10 +497,14 @@ impl HostCall for KnowledgeSearch {
                 .map(|done| done.then(|| "{}".to_owned())),
             Some("expire") => {
                 let mut access = self.lock();
-                access.active = false;
+                let started = q.get("started").and_then(Value::as_u64).unwrap_or_default();
+                access.started.get_or_insert(started);
                 // How many targets the engine still has to read before the answer is judged.
                 let unread = access.observed.iter().filter(|o| o.is_none()).count();
-                Ok(Some(format!(r#"{{"unread":{unread}}}"#)))
+                let ms = self.limits.reader_timeout_ms;
+                Ok(Some(format!(
+                    r#"{{"unread":{unread},"readerTimeoutMs":{ms}}}"#
+                )))
             }
             _ => Err(GraphError::new(Code::Internal)),
         };

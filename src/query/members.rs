@@ -1,7 +1,7 @@
 //! `listKnowledgeMembers`: the member documents of one collection of one capability, paged.
 //! Metadata only; bodies are read by the document verbs.
 
-use super::args::{capability_ref, clamped_integer, invalid, Args};
+use super::args::{clamped_integer, invalid, named_capability, Args};
 use super::documents::{doc_page, DocLimits};
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -12,8 +12,9 @@ use crate::ids::{format_qualified, is_knowledge_id};
 use crate::scope::{Completeness, Meta};
 use serde_json::json;
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "capability",
+    "capabilityId",
     "collectionId",
     "cursor",
     "limit",
@@ -25,10 +26,7 @@ const KEYS: [&str; 7] = [
 pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.detail;
-    let target = args
-        .get("capability")?
-        .ok_or_else(|| invalid("capability", "capability ID"))?;
-    let (provider, capability) = capability_ref(target, "capability", call.bound)?;
+    let (provider, capability) = named_capability(&args, call.bound)?;
     let collection_id = args
         .string("collectionId")?
         .filter(|s| is_knowledge_id(s))

@@ -2,9 +2,7 @@
 //! cursor, all sharing one byte budget (reference/core.md §6.2).
 
 use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
-use super::page::{
-    cursor_member_len, no_progress, oversized_row, warning_len, within_budget, Rows,
-};
+use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
 use super::views::{to_json, CapabilityId, CatalogRecord, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
@@ -34,6 +32,62 @@ struct Group {
     /// Position of the next row to serve, when rows remain.
     next: Option<usize>,
     omitted: bool,
+}
+
+/// What the printed length of one group depends on.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Bytes of its items array.
+    rows: usize,
+    /// Bytes of its `nextCursor` member, when it has one.
+    cursor: Option<usize>,
+    omitted: bool,
+}
+
+/// Completeness words in the order page measurements index them.
+const COMPLETENESS: [Completeness; 3] = [
+    Completeness::Complete,
+    Completeness::Truncated,
+    Completeness::Partial,
+];
+
+fn completeness_word(c: Completeness) -> usize {
+    match c {
+        Completeness::Complete => r#""complete""#.len(),
+        Completeness::Truncated => r#""truncated""#.len(),
+        Completeness::Partial => r#""partial""#.len(),
+    }
+}
+
+/// Bytes of the whole page: `skeletons` holds the page without groups' contents for each
+/// page completeness.
+fn page_len(skeletons: &[usize; 3], shapes: &[Shape], warnings: &Warnings) -> usize {
+    let mut truncated = false;
+    let groups: usize = shapes
+        .iter()
+        .map(|g| {
+            truncated |= g.cursor.is_some();
+            let c = if g.omitted {
+                Completeness::Partial
+            } else if g.cursor.is_some() {
+                Completeness::Truncated
+            } else {
+                Completeness::Complete
+            };
+            r#"{"items":,"completeness":}"#.len()
+                + g.rows
+                + completeness_word(c)
+                + g.cursor.unwrap_or(0)
+        })
+        .sum();
+    let page = if warnings.count > 0 {
+        2
+    } else if truncated {
+        1
+    } else {
+        0
+    };
+    skeletons[page] + groups + warnings.bytes()
 }
 
 pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
@@ -110,20 +164,29 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         "view".into(),
         json!({ "capabilities": [ViewEntry::new(s, node)] }),
     );
-    meta.completeness = Completeness::Truncated;
-
-    // Skeleton: every group empty and "truncated" with a cursor of the longest possible ID.
-    let cursor_reserve =
-        cursor_member_len(cursor::encode(&binding(Kind::RequiredBy), &"c".repeat(128))?.len());
     let id_json = to_json(&CapabilityId {
         provider_id: provider,
         capability_id: capability,
     });
-    let group_skeleton = r#""specializedBy":{"items":[],"completeness":"truncated"},"#.len();
-    let mut used = r#"{"id":,"groups":{},"meta":}"#.len()
-        + id_json.len()
-        + to_json(&meta).len()
-        + 8 * group_skeleton;
+    // Every page is measured as it would be printed: each group with its completeness word and
+    // the real cursor of the row it would continue at.
+    let mut skeletons = [0usize; 3];
+    for (i, c) in COMPLETENESS.into_iter().enumerate() {
+        meta.completeness = c;
+        skeletons[i] = r#"{"id":,"groups":{},"meta":}"#.len()
+            + id_json.len()
+            + to_json(&meta).len()
+            + Kind::ALL
+                .iter()
+                .map(|k| k.as_str().len() + 3)
+                .sum::<usize>()
+            + 7;
+    }
+    // Groups' bindings differ only in the hash of their filter, which has one length.
+    let lengths = cursor::Lengths::new(&binding(Kind::Parents))?;
+    let cursor_len = |kind: Kind, pos: usize| {
+        cursor_member_len(lengths.of(&s.capability(s.neighbours(node, kind)[pos]).id))
+    };
     let max = budget.max_bytes as usize;
     let mut groups: Vec<Group> = Kind::ALL
         .iter()
@@ -136,19 +199,32 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
             }
         })
         .collect();
+    let mut shapes: Vec<Shape> = Kind::ALL
+        .iter()
+        .zip(&groups)
+        .map(|(&k, g)| Shape {
+            rows: g.rows.len(),
+            cursor: g.next.map(|pos| cursor_len(k, pos)),
+            omitted: false,
+        })
+        .collect();
+    let mut warnings = Warnings::default();
     let streams = groups.iter().filter(|g| g.next.is_some()).count();
-    used += streams * cursor_reserve;
-    if used > max {
+    if page_len(&skeletons, &shapes, &warnings) > max {
         return Err(no_progress("neighbors.maxBytes", budget.max_bytes));
     }
 
     let mut consumed_any = false;
     for kind in Kind::ALL {
-        let group = &mut groups[kind as usize];
+        let k = kind as usize;
+        let group = &mut groups[k];
         let list = s.neighbours(node, kind);
         let mut served = 0;
         while let Some(pos) = group.next.filter(|_| served < limit) {
             let target = list[pos];
+            let following = (pos + 1 < list.len()).then_some(pos + 1);
+            let before = shapes[k];
+            shapes[k].cursor = following.map(|f| cursor_len(kind, f));
             let row = to_json(&CatalogRecord::new(s, target));
             if row.len() as u64 > budget.max_item_bytes {
                 let mut w = oversized_row(
@@ -161,23 +237,25 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
                         d.insert("kind".into(), kind.as_str().into());
                     }
                 }
-                if used + warning_len(&w) > max {
+                shapes[k].omitted = true;
+                if page_len(&skeletons, &shapes, &warnings.with(&w)) > max {
+                    shapes[k] = before;
                     break;
                 }
-                used += warning_len(&w);
+                warnings = warnings.with(&w);
                 meta.warnings.push(w);
                 group.omitted = true;
             } else {
-                let grown = group.rows.len_with(&row) - group.rows.len();
-                if used + grown > max {
+                shapes[k].rows = group.rows.len_with(&row);
+                if page_len(&skeletons, &shapes, &warnings) > max {
+                    shapes[k] = before;
                     break;
                 }
-                used += grown;
                 group.rows.push(&row);
             }
             consumed_any = true;
             served += 1;
-            group.next = (pos + 1 < list.len()).then_some(pos + 1);
+            group.next = following;
         }
     }
     if streams > 0 && !consumed_any {
@@ -229,5 +307,6 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         parts.join(","),
         to_json(&meta)
     );
+    debug_assert_eq!(page.len(), page_len(&skeletons, &shapes, &warnings));
     within_budget(page, "neighbors.maxBytes", budget.max_bytes)
 }

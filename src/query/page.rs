@@ -56,9 +56,25 @@ impl Default for Rows {
     }
 }
 
-/// Compact length of a warning as it will be printed, plus its separating comma.
-pub fn warning_len(w: &Value) -> usize {
-    crate::json::compact_len(w) + 1
+/// The printed length of a page's warnings, as they accumulate.
+#[derive(Clone, Copy, Default)]
+pub struct Warnings {
+    pub count: usize,
+    bytes: usize,
+}
+
+impl Warnings {
+    pub fn with(self, w: &Value) -> Warnings {
+        Warnings {
+            count: self.count + 1,
+            bytes: self.bytes + crate::json::compact_len(w),
+        }
+    }
+
+    /// Bytes the warnings add inside their array (elements and separating commas).
+    pub fn bytes(&self) -> usize {
+        self.bytes + self.count.saturating_sub(1)
+    }
 }
 
 /// A row that alone exceeds its item budget: left out with a warning, never trimmed.
@@ -89,7 +105,7 @@ pub fn within_budget(page: String, budget: &'static str, limit: u64) -> Result<S
 
 /// Extra bytes a `"nextCursor":"…"` member adds to an object.
 pub fn cursor_member_len(cursor_len: usize) -> usize {
-    r#","nextCursor":"""#.len() + cursor_len + 1
+    r#","nextCursor":"""#.len() + cursor_len
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The four body reads: `readDocuments`, `readSpecification` (whole documents, in slots) and
 //! `readDocumentPage`, `readSpecificationPage` (byte ranges of any size of document).
 
-use super::args::{capability_ref, clamped_integer, invalid, target_list, too_large, Args};
+use super::args::{clamped_integer, invalid, named_capability, target_list, too_large, Args};
 use super::page::Rows;
 use super::views::{to_json, CapabilityId, ViewEntry};
 use super::Call;
@@ -11,8 +11,8 @@ use crate::definitions::model::Locator;
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::{format_qualified, is_id, is_knowledge_id};
-use crate::knowledge::body::{page_in, read_page, read_whole, whole_in, Known, Page, Whole};
-use crate::knowledge::host::HostBodies;
+use crate::knowledge::body::{read_page_until, read_whole, whole_in, Known, Page, Whole};
+use crate::knowledge::host::{HostBodies, PageRange};
 use crate::knowledge::{content_type, locate, source};
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::ProviderSnapshot;
@@ -464,8 +464,10 @@ struct After {
     file: String,
 }
 
-const PAGE_KEYS: [&str; 9] = [
+const PAGE_KEYS: [&str; 11] = [
     "capability",
+    "capabilityId",
+    "signal",
     "providerId",
     "knowledgeId",
     "startOffset",
@@ -506,6 +508,15 @@ fn page_args<'a>(args: &'a Args, call: &Call) -> Result<PageArgs<'a>> {
     let cursor = args.string("cursor")?;
     if start.is_some() && cursor.is_some() {
         return Err(invalid("cursor", "either cursor or startOffset"));
+    }
+    // The JS layer keeps the caller's AbortSignal and leaves its marker here.
+    if let Some(v) = args.get("signal")? {
+        if v.get(crate::config::HOST_KEY)
+            .and_then(serde_json::Value::as_str)
+            != Some("signal")
+        {
+            return Err(invalid("signal", "AbortSignal"));
+        }
     }
     Ok(PageArgs {
         max_bytes,
@@ -550,16 +561,13 @@ fn page_of(
         }
         (None, None) => (0, None),
     };
-    let Some((page, content_type)) = page_body(
-        host,
-        s,
-        target.doc,
+    let range = PageRange {
         start,
-        max_bytes,
-        known.as_ref(),
-        budget.max_response_bytes,
-    )?
-    else {
+        page_bytes: max_bytes,
+        chunk_bytes: budget.max_bytes,
+        max_bytes: budget.max_response_bytes,
+    };
+    let Some((page, content_type)) = page_body(host, s, target.doc, &range, known.as_ref())? else {
         // The host has not read this URL document yet; the caller asks it and calls again.
         return Ok(String::new());
     };
@@ -629,21 +637,14 @@ fn page_body(
     host: &HostBodies,
     s: &ProviderSnapshot,
     doc: &DocumentRef,
-    start: u64,
-    max_bytes: u64,
+    range: &PageRange,
     known: Option<&Known>,
-    max_host_bytes: u64,
 ) -> Result<Option<(Page, String)>> {
     if let Locator::Http { .. } = doc.locator {
-        let Some(body) = host.body(s, doc, max_host_bytes)? else {
-            return Ok(None);
-        };
-        return Ok(Some((
-            page_in(&body.bytes, start, max_bytes, known)?,
-            body.content_type,
-        )));
+        return host.page(s, doc, range, known);
     }
-    let page = read_page(&locate(s, doc)?, start, max_bytes, known)?;
+    let at = locate(s, doc)?;
+    let page = read_page_until(&at, range.start, range.page_bytes, known, host.cancel())?;
     Ok(Some((page, content_type(doc).to_owned())))
 }
 
@@ -662,10 +663,7 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
             "absent (the capability names its provider)",
         ));
     }
-    let target = args
-        .get("capability")?
-        .ok_or_else(|| invalid("capability", "capability ID"))?;
-    let (provider, capability) = capability_ref(target, "capability", call.bound)?;
+    let (provider, capability) = named_capability(&args, call.bound)?;
     let knowledge_id = knowledge_id_arg(&args)?;
     let view = call.view(&args, Some(std::iter::once(provider)))?;
     let (p, node) = call.locate(&view, provider, capability)?;
@@ -709,11 +707,13 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
 pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Result<String> {
     let args = Args::parse(json, &PAGE_KEYS)?;
     let page_args = page_args(&args, call)?;
-    if args.has("capability") {
-        return Err(invalid(
-            "capability",
-            "absent (specification documents belong to the provider)",
-        ));
+    for key in ["capability", "capabilityId"] {
+        if args.has(key) {
+            return Err(invalid(
+                key,
+                "absent (specification documents belong to the provider)",
+            ));
+        }
     }
     let provider = provider_arg(&args, call)?;
     let knowledge_id = knowledge_id_arg(&args)?;
@@ -744,3 +744,5 @@ pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Re
         host,
     )
 }
+
+pub use crate::knowledge::body::page_read_aborted;

@@ -155,6 +155,26 @@ pub struct DocumentRoots {
     pub aliases: Vec<(String, BoundRoot)>,
 }
 
+/// Two snapshots read documents from the same place when their roots were opened at the same
+/// real paths and bound to the same identities (the handles themselves are never compared).
+impl PartialEq for DocumentRoots {
+    fn eq(&self, other: &DocumentRoots) -> bool {
+        let path = |root: &Option<Arc<RootDir>>| root.as_ref().map(|r| r.real_path().to_owned());
+        path(&self.default_root) == path(&other.default_root)
+            && self.aliases.len() == other.aliases.len()
+            && self
+                .aliases
+                .iter()
+                .zip(&other.aliases)
+                .all(|((a, x), (b, y))| {
+                    a == b
+                        && x.identity == y.identity
+                        && x.package == y.package
+                        && x.dir() == y.dir()
+                })
+    }
+}
+
 /// A validated provider as one immutable value; queries hold it through an `Arc`.
 #[derive(Debug)]
 pub struct ProviderSnapshot {

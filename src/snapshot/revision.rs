@@ -6,7 +6,7 @@ use crate::definitions::ValidatedProvider;
 use serde::Serialize;
 use std::io::Write;
 
-fn hex16(hash: blake3::Hash) -> String {
+pub(crate) fn hex16(hash: blake3::Hash) -> String {
     hash.to_hex()[..16].to_owned()
 }
 

@@ -16,6 +16,19 @@ fn contract(reason: &str) -> GraphError {
         .detail("reason", reason)
 }
 
+/// The local ID a stream item names: a local ID string, or `{ providerId, capabilityId }` of
+/// this provider (relations never cross providers).
+fn endpoint<'v>(item: &'v Value, provider_id: &str) -> Option<&'v str> {
+    match item {
+        Value::String(id) => Some(id),
+        Value::Object(m) if m.len() == 2 => {
+            (m.get("providerId")?.as_str()? == provider_id).then_some(())?;
+            m.get("capabilityId")?.as_str()
+        }
+        _ => None,
+    }
+}
+
 /// Why a read the JS layer stopped failed, when a bound or deadline of `budgets.database` or a
 /// page rule stopped it (`{ failed: { reason } }`).
 const STOPPED: [&str; 6] = [
@@ -136,13 +149,13 @@ impl DatabaseRead {
             Some(provider_id),
             roots,
         )?;
-        self.check_streams(&validated)?;
+        self.check_streams(&validated, provider_id)?;
         Ok(validated)
     }
 
     /// Every relation stream the adapter serves must list exactly the edges the records declare
     /// (forward) or imply (inverse), in ID order.
-    fn check_streams(&self, v: &ValidatedProvider) -> Result<()> {
+    fn check_streams(&self, v: &ValidatedProvider, provider_id: &str) -> Result<()> {
         let streams = self
             .value
             .get("streams")
@@ -165,14 +178,22 @@ impl DatabaseRead {
             for kind in Kind::ALL {
                 let listed = kinds
                     .and_then(|k| k.get(kind.as_str()))
-                    .and_then(Value::as_array);
+                    .and_then(Value::as_array)
+                    .map(|l| l.iter().map(|item| endpoint(item, provider_id)));
+                let Some(listed) = listed.map(|l| l.collect::<Option<Vec<&str>>>()) else {
+                    return Err(contract(&format!("{}_stream_mismatch", kind.as_str()))
+                        .detail("capabilityId", c.capability_id.as_str()));
+                };
+                let Some(listed) = listed else {
+                    return Err(contract("neighbor_identity_invalid")
+                        .detail("capabilityId", c.capability_id.as_str()));
+                };
                 let want = &expected[i][kind as usize];
-                let same = listed.is_some_and(|l| {
-                    l.len() == want.len()
-                        && l.iter().zip(want).all(|(got, &w)| {
-                            got.as_str() == Some(v.capabilities[w as usize].capability_id.as_str())
-                        })
-                });
+                let same = listed.len() == want.len()
+                    && listed
+                        .iter()
+                        .zip(want)
+                        .all(|(&got, &w)| got == v.capabilities[w as usize].capability_id);
                 if !same {
                     return Err(contract(&format!("{}_stream_mismatch", kind.as_str()))
                         .detail("capabilityId", c.capability_id.as_str()));

@@ -98,7 +98,52 @@ pub fn read_provider_dir_with<T: Send>(
     each: &(dyn Fn(&str, Value) -> T + Sync),
 ) -> Result<ProviderFiles<T>, GraphError> {
     let fail = |file: &str, reason: Reason| definition_error(provider_id, file, reason);
+    let (provider, found) = manifest_and_candidates(root, layout, provider_id)?;
+    let definitions =
+        read_definitions(root, found, each).map_err(|(file, reason)| fail(&file, reason))?;
+    Ok(ProviderFiles {
+        provider,
+        definitions,
+    })
+}
 
+/// Like [`read_provider_dir_with`], but a definition file that cannot be read or parsed is
+/// handed to `each` as its error and the others are still read (for `doctor`, which lists
+/// every problem). The files are read one after the other.
+pub fn read_provider_dir_each<T>(
+    root: &RootDir,
+    layout: Layout,
+    provider_id: &str,
+    each: &dyn Fn(&str, Result<Value, GraphError>) -> T,
+) -> Result<ProviderFiles<T>, GraphError> {
+    let (provider, found) = manifest_and_candidates(root, layout, provider_id)?;
+    let mut reader = Reader::new(root);
+    let definitions = found
+        .into_iter()
+        .map(|candidate| {
+            let value = reader
+                .read(&candidate.rel, candidate.kind)
+                .map_err(|reason| definition_error(provider_id, &candidate.rel, reason));
+            DefinitionFile {
+                value: each(&candidate.rel, value),
+                file: candidate.rel,
+            }
+        })
+        .collect();
+    Ok(ProviderFiles {
+        provider,
+        definitions,
+    })
+}
+
+/// The parsed manifest and the definition files the layout finds, or the first reason the
+/// provider's files cannot be read at all.
+fn manifest_and_candidates(
+    root: &RootDir,
+    layout: Layout,
+    provider_id: &str,
+) -> Result<(Value, Vec<Candidate>), GraphError> {
+    let fail = |file: &str, reason: Reason| definition_error(provider_id, file, reason);
     let provider = read_manifest(root).map_err(|reason| fail(MANIFEST, reason))?;
     if layout == Layout::Directory
         && root.entry_type(CAPABILITIES_DIR) != Some(EntryType::Directory)
@@ -109,12 +154,7 @@ pub fn read_provider_dir_with<T: Send>(
     if let Some(index) = first_case_collision(&found) {
         return Err(fail(&found[index].rel, Reason::DefinitionCaseCollision));
     }
-    let definitions =
-        read_definitions(root, found, each).map_err(|(file, reason)| fail(&file, reason))?;
-    Ok(ProviderFiles {
-        provider,
-        definitions,
-    })
+    Ok((provider, found))
 }
 
 /// The definition files of a provider tree, relative to its root and sorted (for `migrate`).

@@ -5,7 +5,10 @@ pub mod database;
 pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
-use crate::definitions::{validate_files, validate_provider, RawDefinitions, Roots};
+use crate::definitions::{
+    file_problems, provider_problems, validate_files, validate_provider, CheckedDefinition,
+    RawDefinitions, Roots,
+};
 use crate::error::{Code, GraphError, Result};
 use crate::knowledge::roots;
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
@@ -85,4 +88,60 @@ pub fn load(
             ))
         }
     }
+}
+
+/// Every problem `load` would meet in `source`, not just the first (for `doctor`): a definition
+/// file that cannot be read or parsed is one of them. What stops a source from being read at
+/// all (its folder, its manifest, a database read) is the one problem it has; a database
+/// view's records are checked as `load` checks them.
+pub fn problems(
+    source: &ProviderSource,
+    database: Option<&database::DatabaseRead>,
+) -> Vec<GraphError> {
+    let aliases: Vec<String> = source
+        .knowledge_roots
+        .iter()
+        .map(|(a, _)| a.clone())
+        .collect();
+    let rules = Roots {
+        aliases: &aliases,
+        default_root: true,
+    };
+    let found = match &source.kind {
+        SourceKind::Inline { definition, .. } => roots::open_own(source, None)
+            .and_then(|own| roots::bind(source, own))
+            .map(|_| provider_problems(&RawDefinitions::Inline(definition), None, &rules)),
+        SourceKind::File { root, layout } => {
+            let provider_id = source.provider_id.as_deref().unwrap_or_default();
+            let config_path = format!("{}.authority.rootDir", source.path);
+            file::open_root(root, &config_path).and_then(|own| {
+                let own = Arc::new(own);
+                // A file that cannot be read or parsed is one problem among the others.
+                let check = |file: &str, value: Result<Value>| match value {
+                    Ok(value) => crate::definitions::definition_problems_in_file(
+                        provider_id,
+                        file,
+                        &value,
+                        &rules,
+                    ),
+                    Err(e) => CheckedDefinition::unreadable(e),
+                };
+                let files = file::read_provider_dir_each(&own, *layout, provider_id, &check)?;
+                roots::bind(source, Some(own))?;
+                let checked = files
+                    .definitions
+                    .into_iter()
+                    .map(|d| (d.file, d.value))
+                    .collect();
+                Ok(file_problems(&files.provider, checked, provider_id, &rules))
+            })
+        }
+        SourceKind::Database { .. } => load(source, None, database).map(|_| Vec::new()),
+    };
+    // A source that cannot be reached (its folder, its roots) has no definitions to list: its
+    // config error is the check's message.
+    found.unwrap_or_else(|e| match e.code() {
+        Code::ConfigInvalid => Vec::new(),
+        _ => vec![e],
+    })
 }
