@@ -329,17 +329,14 @@ fn named_by_id(snapshots: &[&ProviderSnapshot], intent: &str) -> Vec<(usize, u32
 fn named_by_name(indexes: &[&LexicalIndex], sequence: &[String]) -> Vec<(usize, u32)> {
     let mut found = Vec::new();
     for (p, index) in indexes.iter().enumerate() {
-        if index.names.is_empty() {
+        if !index.has_names() {
             continue;
         }
         for start in 0..sequence.len() {
-            let mut phrase = sequence[start].clone();
+            let mut phrase: Vec<&str> = vec![&sequence[start]];
             for next in sequence.iter().skip(start + 1).take(5) {
-                phrase.push(' ');
-                phrase.push_str(next);
-                if let Some(docs) = index.names.get(&phrase) {
-                    found.extend(docs.iter().map(|&d| (p, d)));
-                }
+                phrase.push(next);
+                found.extend(index.named(&phrase).map(|d| (p, d)));
             }
         }
     }

@@ -49,6 +49,12 @@ impl Tokenizer {
     /// Calls `f(term, word)` for every term of `text` in text order; `word` is the lower-cased
     /// word the term came from (the term itself for CJK).
     pub fn scan(&self, text: &str, mut f: impl FnMut(String, &str)) {
+        self.scan_str(text, |term, word| f(term.to_owned(), word));
+    }
+
+    /// [`Tokenizer::scan`] without an allocation per term: `term` is only valid during the
+    /// call, so an index can keep one copy of each distinct term instead of one per use.
+    pub fn scan_str(&self, text: &str, mut f: impl FnMut(&str, &str)) {
         let lower = text.to_lowercase();
         let mut word = String::new();
         let mut cjk: Vec<char> = Vec::new();
@@ -66,11 +72,11 @@ impl Tokenizer {
         }
     }
 
-    fn flush_word(&self, word: &mut String, f: &mut impl FnMut(String, &str)) {
+    fn flush_word(&self, word: &mut String, f: &mut impl FnMut(&str, &str)) {
         // A lone letter (`s` of `what's`) says nothing; a lone digit may (`5xx`, `2 GB`).
         let letter = word.len() == 1 && word.chars().all(|c| c.is_alphabetic());
         if !word.is_empty() && !letter && !STOPWORDS.contains(&word.as_str()) {
-            f(self.stemmer.stem(word).into_owned(), word);
+            f(&self.stemmer.stem(word), word);
         }
         word.clear();
     }
@@ -82,15 +88,19 @@ impl Default for Tokenizer {
     }
 }
 
-fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(String, &str)) {
+fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(&str, &str)) {
+    let mut buf = [0u8; 8];
     for (i, &c) in run.iter().enumerate() {
         if !CJK_STOP.contains(&c) {
-            let t = c.to_string();
-            f(t.clone(), &t);
+            let t: &str = c.encode_utf8(&mut buf);
+            f(t, t);
         }
         if let Some(&next) = run.get(i + 1) {
-            let t: String = [c, next].iter().collect();
-            f(t.clone(), &t);
+            let n = c.len_utf8();
+            c.encode_utf8(&mut buf);
+            next.encode_utf8(&mut buf[n..]);
+            let t = std::str::from_utf8(&buf[..n + next.len_utf8()]).unwrap_or_default();
+            f(t, t);
         }
     }
     run.clear();
