@@ -102,10 +102,15 @@ pub struct LexicalIndex {
     arena: Box<str>,
     /// Where each term ends in `arena`; term `t` starts where term `t - 1` ends.
     term_ends: Box<[u32]>,
-    /// Where each term's postings end in `postings`, likewise.
+    /// Where each term's postings end in `weights`, likewise.
     posting_ends: Box<[u32]>,
-    /// (capability, saturating weighted term frequency), term by term, capabilities ascending.
-    postings: Box<[(u32, f32)]>,
+    /// Each posting's saturating weighted term frequency, term by term.
+    weights: Box<[f32]>,
+    /// Each posting's capability, term by term, ascending: the gap to the previous capability
+    /// of the term (to 0 for the first) in LEB128. Most gaps of a frequent term fit in a byte.
+    gaps: Box<[u8]>,
+    /// Where each term's capabilities end in `gaps`.
+    gap_ends: Box<[u32]>,
     /// The term IDs of every multi-word name, one run per entry of `names`.
     name_terms: Box<[u32]>,
     /// Capabilities with a multi-word name, ordered by their name's terms, then capability.
@@ -186,6 +191,64 @@ fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
         chunk.terms[id as usize] = term;
     }
     chunk
+}
+
+/// A term's postings, decoded as they are read.
+#[derive(Default)]
+pub(super) struct Postings<'a> {
+    gaps: &'a [u8],
+    weights: std::slice::Iter<'a, f32>,
+    doc: u32,
+}
+
+impl Iterator for Postings<'_> {
+    type Item = (u32, f32);
+
+    fn next(&mut self) -> Option<(u32, f32)> {
+        let &weight = self.weights.next()?;
+        let mut gap = 0u32;
+        let mut shift = 0;
+        while let Some((&byte, rest)) = self.gaps.split_first() {
+            self.gaps = rest;
+            gap |= u32::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        self.doc += gap;
+        Some((self.doc, weight))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.weights.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Postings<'_> {}
+
+/// Each term's capabilities (`docs`, term by term; term `t`'s end at `ends[t]`) as LEB128 gaps,
+/// and where each term's bytes end.
+fn encode_gaps(docs: &[u32], ends: &[u32]) -> (Vec<u8>, Vec<u32>) {
+    let mut gaps: Vec<u8> = Vec::with_capacity(docs.len() + docs.len() / 4);
+    let mut gap_ends: Vec<u32> = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for &end in ends {
+        let mut previous = 0u32;
+        for &doc in &docs[start..end as usize] {
+            let mut gap = doc - previous;
+            previous = doc;
+            while gap >= 0x80 {
+                gaps.push((gap & 0x7f) as u8 | 0x80);
+                gap >>= 7;
+            }
+            gaps.push(gap as u8);
+        }
+        gap_ends.push(gaps.len() as u32);
+        start = end as usize;
+    }
+    gaps.shrink_to_fit();
+    (gaps, gap_ends)
 }
 
 /// The sorted union of the chunks' terms as one arena with end offsets, and for each chunk the
@@ -284,7 +347,8 @@ impl LexicalIndex {
             *c = total;
             total += df;
         }
-        let mut postings: Vec<(u32, f32)> = vec![(0, 0.0); total as usize];
+        let mut docs: Vec<u32> = vec![0; total as usize];
+        let mut weights: Vec<f32> = vec![0.0; total as usize];
         let mut name_terms: Vec<u32> = Vec::new();
         let mut names: Vec<Name> = Vec::new();
         let mut doc: u32 = 0;
@@ -324,19 +388,24 @@ impl LexicalIndex {
                 for l in touched.drain(..) {
                     let wtf = std::mem::take(&mut weighted[l as usize]);
                     let slot = &mut cursor[map[l as usize] as usize];
-                    postings[*slot as usize] = (doc, wtf / (K1 + wtf));
+                    docs[*slot as usize] = doc;
+                    weights[*slot as usize] = wtf / (K1 + wtf);
                     *slot += 1;
                 }
                 doc += 1;
             }
         }
+        let (gaps, gap_ends) = encode_gaps(&docs, &cursor);
+        drop(docs);
         let name_of = |e: &Name| &name_terms[e.start as usize..(e.start + e.len) as usize];
         names.sort_unstable_by(|a, b| name_of(a).cmp(name_of(b)).then(a.doc.cmp(&b.doc)));
         LexicalIndex {
             arena: arena.into_boxed_str(),
             term_ends: term_ends.into_boxed_slice(),
             posting_ends: cursor.into_boxed_slice(),
-            postings: postings.into_boxed_slice(),
+            weights: weights.into_boxed_slice(),
+            gaps: gaps.into_boxed_slice(),
+            gap_ends: gap_ends.into_boxed_slice(),
             name_terms: name_terms.into_boxed_slice(),
             names: names.into_boxed_slice(),
             documents: n,
@@ -349,7 +418,9 @@ impl LexicalIndex {
         size_of_val(&*self.arena)
             + size_of_val(&*self.term_ends)
             + size_of_val(&*self.posting_ends)
-            + size_of_val(&*self.postings)
+            + size_of_val(&*self.weights)
+            + size_of_val(&*self.gaps)
+            + size_of_val(&*self.gap_ends)
             + size_of_val(&*self.name_terms)
             + size_of_val(&*self.names)
     }
@@ -378,13 +449,18 @@ impl LexicalIndex {
         (t < self.term_ends.len() && self.term(t) == term).then_some(t)
     }
 
-    pub(super) fn postings(&self, term: &str) -> &[(u32, f32)] {
-        match self.id(term) {
-            Some(t) => {
-                let start = if t == 0 { 0 } else { self.posting_ends[t - 1] };
-                &self.postings[start as usize..self.posting_ends[t] as usize]
-            }
-            None => &[],
+    /// (capability, saturating weighted term frequency) of every capability containing
+    /// `term`, capabilities ascending.
+    pub(super) fn postings(&self, term: &str) -> Postings<'_> {
+        let Some(t) = self.id(term) else {
+            return Postings::default();
+        };
+        let end = |ends: &[u32]| ends[t] as usize;
+        let start = |ends: &[u32]| if t == 0 { 0 } else { ends[t - 1] as usize };
+        Postings {
+            gaps: &self.gaps[start(&self.gap_ends)..end(&self.gap_ends)],
+            weights: self.weights[start(&self.posting_ends)..end(&self.posting_ends)].iter(),
+            doc: 0,
         }
     }
 
@@ -483,14 +559,11 @@ mod tests {
     fn postings_vocabulary_and_names_answer_by_term() {
         let s = billing();
         let index = LexicalIndex::build(&s);
-        let docs = |t: &str| index.postings(t).iter().map(|p| p.0).collect::<Vec<_>>();
+        let docs = |t: &str| index.postings(t).map(|p| p.0).collect::<Vec<_>>();
         assert_eq!(docs("invoic"), [1, 2]);
         assert_eq!(index.df("custom"), 2);
         assert_eq!(index.df("nowher"), 0);
-        assert!(index
-            .postings("invoic")
-            .iter()
-            .all(|p| p.1 > 0.0 && p.1 < 1.0));
+        assert!(index.postings("invoic").all(|p| p.1 > 0.0 && p.1 < 1.0));
         let mut relatives: Vec<&str> = index.prefix_relatives("billing", 4, 0.5).collect();
         relatives.sort_unstable();
         assert_eq!(relatives, ["bill"]);
@@ -554,12 +627,48 @@ mod tests {
             vocabulary.extend(own);
         }
         let arena: usize = vocabulary.iter().map(String::len).sum();
+        // Per term: its end in the arena, in the weights and in the gaps; per posting: a weight
+        // and, with fewer than 128 capabilities, a one-byte gap.
         let expected = arena
-            + 2 * 4 * vocabulary.len()
-            + 8 * postings
+            + 3 * 4 * vocabulary.len()
+            + (4 + 1) * postings
             + 4 * name_terms
             + std::mem::size_of::<Name>() * names;
         assert_eq!((names, name_terms), (2, 4));
         assert_eq!(index.memory_bytes(), expected);
+    }
+
+    #[test]
+    fn gaps_round_trip_at_every_width() {
+        let docs = [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            3_000_000,
+            u32::MAX - 1,
+            5,
+            6,
+        ];
+        let ends = [8, 8, 10];
+        let (gaps, gap_ends) = encode_gaps(&docs, &ends);
+        // Gaps 0, 1, 126, 1, 16_255, 1, 2_983_616 and 4_291_967_294; then none; then 5 and 1.
+        assert_eq!(gap_ends, [1 + 1 + 1 + 1 + 2 + 1 + 4 + 5, 16, 18]);
+        let weights: Vec<f32> = (0..docs.len()).map(|i| i as f32).collect();
+        let read = |from: usize, to: usize, bytes: std::ops::Range<usize>| {
+            Postings {
+                gaps: &gaps[bytes],
+                weights: weights[from..to].iter(),
+                doc: 0,
+            }
+            .collect::<Vec<_>>()
+        };
+        let first = read(0, 8, 0..16);
+        assert_eq!(first.len(), 8);
+        assert!(first.iter().zip(&docs).all(|(p, &d)| p.0 == d));
+        assert_eq!(read(8, 8, 16..16), []);
+        assert_eq!(read(8, 10, 16..18), [(5, 8.0), (6, 9.0)]);
     }
 }
