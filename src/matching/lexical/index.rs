@@ -1,7 +1,7 @@
 //! The per-snapshot lexical index: weighted field postings (BM25F), the sorted vocabulary for
 //! shared-stem look-ups, and the multi-word capability names. A pure function of the snapshot.
 
-use super::tokenize::{is_cjk_term, Tokenizer};
+use super::tokenize::{Piece, Tokenizer};
 use crate::snapshot::{Capability, Kind, ProviderSnapshot};
 use std::collections::HashMap;
 
@@ -143,6 +143,8 @@ struct Chunk {
 fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
     let tokenizer = Tokenizer::new();
     let mut ids: HashMap<Box<str>, u32> = HashMap::new();
+    // Word → term ID: a catalog repeats its words, and stemming costs more than a look-up.
+    let mut words: HashMap<Box<str>, u32> = HashMap::new();
     let mut chunk = Chunk {
         terms: Vec::new(),
         tokens: Vec::new(),
@@ -152,30 +154,43 @@ fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
     };
     // The capability (+ 1) that last counted each local term, for document frequencies.
     let mut last: Vec<u32> = Vec::new();
+    let mut intern = |term: &str, df: &mut Vec<u32>| match ids.get(term) {
+        Some(&id) => id,
+        None => {
+            let id = ids.len() as u32;
+            ids.insert(term.into(), id);
+            df.push(0);
+            id
+        }
+    };
     for node in nodes {
         let mut lengths = [0u32; FIELDS];
         let mut cjk_name = false;
         for field in Field::ALL {
             let before = chunk.tokens.len();
             for text in field_texts(s, node, field) {
-                tokenizer.scan_str(text, |term, _| {
-                    let id = match ids.get(term) {
-                        Some(&id) => id,
-                        None => {
-                            let id = ids.len() as u32;
-                            ids.insert(term.into(), id);
-                            chunk.df.push(0);
-                            last.push(0);
-                            id
+                tokenizer.scan_pieces(text, |piece| {
+                    let id = match piece {
+                        Piece::Word(word) => match words.get(word) {
+                            Some(&id) => id,
+                            None => {
+                                let id = intern(&tokenizer.stem(word), &mut chunk.df);
+                                words.insert(word.into(), id);
+                                id
+                            }
+                        },
+                        Piece::Cjk(term) => {
+                            cjk_name |= field == Field::Name;
+                            intern(term, &mut chunk.df)
                         }
                     };
                     chunk.tokens.push(id);
+                    if id as usize == last.len() {
+                        last.push(0);
+                    }
                     if last[id as usize] != node + 1 {
                         last[id as usize] = node + 1;
                         chunk.df[id as usize] += 1;
-                    }
-                    if field == Field::Name && is_cjk_term(term) {
-                        cjk_name = true;
                     }
                 });
             }
@@ -514,6 +529,7 @@ impl LexicalIndex {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tokenize::is_cjk_term;
     use super::*;
     use crate::definitions::{validate_provider, RawDefinitions, Roots};
     use crate::snapshot::{AuthorityKind, DocumentRoots};
