@@ -147,8 +147,8 @@ fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
     let mut words: HashMap<Box<str>, u32> = HashMap::new();
     let mut chunk = Chunk {
         terms: Vec::new(),
-        tokens: Vec::new(),
-        lengths: Vec::with_capacity(nodes.len()),
+        tokens: transient(0),
+        lengths: transient(nodes.len()),
         df: Vec::new(),
         phrase: Vec::with_capacity(nodes.len()),
     };
@@ -208,6 +208,17 @@ fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
     chunk
 }
 
+/// A buffer for work that is dropped when the index is built, with room for at least `len`
+/// items. Its capacity is at least [`MAPPED_BYTES`]: glibc's malloc maps a block this large on
+/// its own and unmaps it when freed, where a smaller one would stay in the building thread's
+/// arena (whose free top `malloc_trim` does not return). Untouched capacity costs no memory.
+fn transient<T>(len: usize) -> Vec<T> {
+    Vec::with_capacity(len.max(MAPPED_BYTES / std::mem::size_of::<T>()))
+}
+
+/// Above glibc's largest dynamic mmap threshold (32 MiB on 64-bit targets).
+const MAPPED_BYTES: usize = 33 << 20;
+
 /// A term's postings, decoded as they are read.
 #[derive(Default)]
 pub(super) struct Postings<'a> {
@@ -245,7 +256,7 @@ impl ExactSizeIterator for Postings<'_> {}
 /// Each term's capabilities (`docs`, term by term; term `t`'s end at `ends[t]`) as LEB128 gaps,
 /// and where each term's bytes end.
 fn encode_gaps(docs: &[u32], ends: &[u32]) -> (Vec<u8>, Vec<u32>) {
-    let mut gaps: Vec<u8> = Vec::with_capacity(docs.len() + docs.len() / 4);
+    let mut gaps: Vec<u8> = transient(docs.len() + docs.len() / 4);
     let mut gap_ends: Vec<u32> = Vec::with_capacity(ends.len());
     let mut start = 0usize;
     for &end in ends {
@@ -269,17 +280,14 @@ fn encode_gaps(docs: &[u32], ends: &[u32]) -> (Vec<u8>, Vec<u32>) {
 /// The sorted union of the chunks' terms as one arena with end offsets, and for each chunk the
 /// global ID of each of its local terms. Frees the chunks' own copies of the terms.
 fn merge_vocabularies(chunks: &mut [Chunk]) -> (String, Vec<u32>, Vec<Vec<u32>>) {
-    let mut all: Vec<(&str, u32, u32)> = chunks
-        .iter()
-        .enumerate()
-        .flat_map(|(c, chunk)| {
-            chunk
-                .terms
-                .iter()
-                .enumerate()
-                .map(move |(l, t)| (&**t, c as u32, l as u32))
-        })
-        .collect();
+    let mut all: Vec<(&str, u32, u32)> = transient(chunks.iter().map(|c| c.terms.len()).sum());
+    all.extend(chunks.iter().enumerate().flat_map(|(c, chunk)| {
+        chunk
+            .terms
+            .iter()
+            .enumerate()
+            .map(move |(l, t)| (&**t, c as u32, l as u32))
+    }));
     all.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut maps: Vec<Vec<u32>> = chunks.iter().map(|c| vec![0; c.terms.len()]).collect();
     let mut arena = String::new();
@@ -362,7 +370,8 @@ impl LexicalIndex {
             *c = total;
             total += df;
         }
-        let mut docs: Vec<u32> = vec![0; total as usize];
+        let mut docs: Vec<u32> = transient(total as usize);
+        docs.resize(total as usize, 0);
         let mut weights: Vec<f32> = vec![0.0; total as usize];
         let mut name_terms: Vec<u32> = Vec::new();
         let mut names: Vec<Name> = Vec::new();
