@@ -136,6 +136,11 @@ struct Chunk {
     lengths: Vec<[u32; FIELDS]>,
     /// Capabilities containing each local term.
     df: Vec<u32>,
+    /// Per local term: its first capability, its last + 1, and the LEB128 bytes of the gaps
+    /// between its capabilities, so the postings' bytes are known before they are written.
+    first: Vec<u32>,
+    last: Vec<u32>,
+    gap_bytes: Vec<u32>,
     /// Whether a capability's name is a multi-word (non-CJK) phrase.
     phrase: Vec<bool>,
 }
@@ -150,10 +155,11 @@ fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
         tokens: transient(0),
         lengths: transient(nodes.len()),
         df: Vec::new(),
+        first: Vec::new(),
+        last: Vec::new(),
+        gap_bytes: Vec::new(),
         phrase: Vec::with_capacity(nodes.len()),
     };
-    // The capability (+ 1) that last counted each local term, for document frequencies.
-    let mut last: Vec<u32> = Vec::new();
     let mut intern = |term: &str, df: &mut Vec<u32>| match ids.get(term) {
         Some(&id) => id,
         None => {
@@ -185,12 +191,18 @@ fn tokenize(s: &ProviderSnapshot, nodes: std::ops::Range<u32>) -> Chunk {
                         }
                     };
                     chunk.tokens.push(id);
-                    if id as usize == last.len() {
-                        last.push(0);
+                    let id = id as usize;
+                    if id == chunk.last.len() {
+                        chunk.first.push(node);
+                        chunk.last.push(0);
+                        chunk.gap_bytes.push(0);
                     }
-                    if last[id as usize] != node + 1 {
-                        last[id as usize] = node + 1;
-                        chunk.df[id as usize] += 1;
+                    if chunk.last[id] != node + 1 {
+                        if chunk.last[id] != 0 {
+                            chunk.gap_bytes[id] += gap_len(node + 1 - chunk.last[id]);
+                        }
+                        chunk.last[id] = node + 1;
+                        chunk.df[id] += 1;
                     }
                 });
             }
@@ -253,28 +265,27 @@ impl Iterator for Postings<'_> {
 
 impl ExactSizeIterator for Postings<'_> {}
 
-/// Each term's capabilities (`docs`, term by term; term `t`'s end at `ends[t]`) as LEB128 gaps,
-/// and where each term's bytes end.
-fn encode_gaps(docs: &[u32], ends: &[u32]) -> (Vec<u8>, Vec<u32>) {
-    let mut gaps: Vec<u8> = transient(docs.len() + docs.len() / 4);
-    let mut gap_ends: Vec<u32> = Vec::with_capacity(ends.len());
-    let mut start = 0usize;
-    for &end in ends {
-        let mut previous = 0u32;
-        for &doc in &docs[start..end as usize] {
-            let mut gap = doc - previous;
-            previous = doc;
-            while gap >= 0x80 {
-                gaps.push((gap & 0x7f) as u8 | 0x80);
-                gap >>= 7;
-            }
-            gaps.push(gap as u8);
-        }
-        gap_ends.push(gaps.len() as u32);
-        start = end as usize;
+/// Bytes of `gap` in LEB128.
+fn gap_len(gap: u32) -> u32 {
+    match gap {
+        0..=0x7f => 1,
+        0x80..=0x3fff => 2,
+        0x4000..=0x1f_ffff => 3,
+        0x20_0000..=0xfff_ffff => 4,
+        _ => 5,
     }
-    gaps.shrink_to_fit();
-    (gaps, gap_ends)
+}
+
+/// Writes `gap` in LEB128 at the start of `out`; returns its length.
+fn write_gap(out: &mut [u8], mut gap: u32) -> u32 {
+    let mut i = 0;
+    while gap >= 0x80 {
+        out[i] = (gap & 0x7f) as u8 | 0x80;
+        gap >>= 7;
+        i += 1;
+    }
+    out[i] = gap as u8;
+    i as u32 + 1
 }
 
 /// The sorted union of the chunks' terms as one arena with end offsets, and for each chunk the
@@ -370,8 +381,25 @@ impl LexicalIndex {
             *c = total;
             total += df;
         }
-        let mut docs: Vec<u32> = transient(total as usize);
-        docs.resize(total as usize, 0);
+        // Likewise for the gaps' bytes. `previous` is each term's last capability placed so far
+        // (0 before the first, whose gap is the capability itself).
+        let mut gap_cursor: Vec<u32> = vec![0; term_ends.len()];
+        let mut previous: Vec<u32> = vec![0; term_ends.len()];
+        for (chunk, map) in chunks.iter().zip(&maps) {
+            for (l, &g) in map.iter().enumerate() {
+                let g = g as usize;
+                gap_cursor[g] += gap_len(chunk.first[l] - previous[g]) + chunk.gap_bytes[l];
+                previous[g] = chunk.last[l] - 1;
+            }
+        }
+        let mut gap_total: u32 = 0;
+        for c in gap_cursor.iter_mut() {
+            let bytes = *c;
+            *c = gap_total;
+            gap_total += bytes;
+        }
+        previous.fill(0);
+        let mut gaps: Vec<u8> = vec![0; gap_total as usize];
         let mut weights: Vec<f32> = vec![0.0; total as usize];
         let mut name_terms: Vec<u32> = Vec::new();
         let mut names: Vec<Name> = Vec::new();
@@ -411,16 +439,17 @@ impl LexicalIndex {
                 }
                 for l in touched.drain(..) {
                     let wtf = std::mem::take(&mut weighted[l as usize]);
-                    let slot = &mut cursor[map[l as usize] as usize];
-                    docs[*slot as usize] = doc;
-                    weights[*slot as usize] = wtf / (K1 + wtf);
-                    *slot += 1;
+                    let g = map[l as usize] as usize;
+                    weights[cursor[g] as usize] = wtf / (K1 + wtf);
+                    cursor[g] += 1;
+                    let at = gap_cursor[g] as usize;
+                    gap_cursor[g] += write_gap(&mut gaps[at..], doc - previous[g]);
+                    previous[g] = doc;
                 }
                 doc += 1;
             }
         }
-        let (gaps, gap_ends) = encode_gaps(&docs, &cursor);
-        drop(docs);
+        drop(previous);
         let name_of = |e: &Name| &name_terms[e.start as usize..(e.start + e.len) as usize];
         names.sort_unstable_by(|a, b| name_of(a).cmp(name_of(b)).then(a.doc.cmp(&b.doc)));
         LexicalIndex {
@@ -429,7 +458,7 @@ impl LexicalIndex {
             posting_ends: cursor.into_boxed_slice(),
             weights: weights.into_boxed_slice(),
             gaps: gaps.into_boxed_slice(),
-            gap_ends: gap_ends.into_boxed_slice(),
+            gap_ends: gap_cursor.into_boxed_slice(),
             name_terms: name_terms.into_boxed_slice(),
             names: names.into_boxed_slice(),
             documents: n,
@@ -673,27 +702,35 @@ mod tests {
             16_383,
             16_384,
             3_000_000,
-            u32::MAX - 1,
-            5,
-            6,
+            300_000_000,
+            u32::MAX,
         ];
-        let ends = [8, 8, 10];
-        let (gaps, gap_ends) = encode_gaps(&docs, &ends);
-        // Gaps 0, 1, 126, 1, 16_255, 1, 2_983_616 and 4_291_967_294; then none; then 5 and 1.
-        assert_eq!(gap_ends, [1 + 1 + 1 + 1 + 2 + 1 + 4 + 5, 16, 18]);
+        let mut gaps = [0u8; 64];
+        let mut at = 0;
+        let mut previous = 0;
+        let mut widths = Vec::new();
+        for &doc in &docs {
+            let written = write_gap(&mut gaps[at..], doc - previous);
+            assert_eq!(written, gap_len(doc - previous));
+            widths.push(written);
+            at += written as usize;
+            previous = doc;
+        }
+        assert_eq!(widths, [1, 1, 1, 1, 2, 1, 4, 5, 5]);
         let weights: Vec<f32> = (0..docs.len()).map(|i| i as f32).collect();
-        let read = |from: usize, to: usize, bytes: std::ops::Range<usize>| {
-            Postings {
-                gaps: &gaps[bytes],
-                weights: weights[from..to].iter(),
-                doc: 0,
-            }
-            .collect::<Vec<_>>()
-        };
-        let first = read(0, 8, 0..16);
-        assert_eq!(first.len(), 8);
-        assert!(first.iter().zip(&docs).all(|(p, &d)| p.0 == d));
-        assert_eq!(read(8, 8, 16..16), []);
-        assert_eq!(read(8, 10, 16..18), [(5, 8.0), (6, 9.0)]);
+        let read: Vec<(u32, f32)> = Postings {
+            gaps: &gaps[..at],
+            weights: weights.iter(),
+            doc: 0,
+        }
+        .collect();
+        assert_eq!(
+            read,
+            docs.iter()
+                .zip(weights)
+                .map(|(&d, w)| (d, w))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(Postings::default().count(), 0);
     }
 }
