@@ -228,8 +228,12 @@ fn transient<T>(len: usize) -> Vec<T> {
     Vec::with_capacity(len.max(MAPPED_BYTES / std::mem::size_of::<T>()))
 }
 
-/// Above glibc's largest dynamic mmap threshold (32 MiB on 64-bit targets).
+/// Above glibc's largest dynamic mmap threshold (32 MiB on 64-bit targets). Other allocators
+/// return large blocks on their own.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MAPPED_BYTES: usize = 33 << 20;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+const MAPPED_BYTES: usize = 0;
 
 /// A term's postings, decoded as they are read.
 #[derive(Default)]
