@@ -240,7 +240,7 @@ fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize,
                 s.term_covered = s.term_covered.max(covered);
             };
             let cover = if term.unit { term.weight } else { 0.0 };
-            for &(doc, sat) in index.postings(&term.text) {
+            for (doc, sat) in index.postings(&term.text) {
                 offer(doc, term.rank_weight * f64::from(sat), cover);
             }
             if term.unit && is_cjk_term(&term.text) {
@@ -248,7 +248,7 @@ fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize,
                     .iter()
                     .filter(|t| !t.unit && t.text.contains(term.text.as_str()))
                 {
-                    for &(doc, _) in index.postings(&bigram.text) {
+                    for (doc, _) in index.postings(&bigram.text) {
                         offer(doc, 0.0, term.weight);
                     }
                 }
@@ -256,7 +256,7 @@ fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize,
                 let w = term.weight * PREFIX_CREDIT;
                 let rank = term.rank_weight * PREFIX_CREDIT;
                 for relative in index.prefix_relatives(&term.text, MIN_PREFIX, MIN_PREFIX_SHARE) {
-                    for &(doc, sat) in index.postings(relative) {
+                    for (doc, sat) in index.postings(relative) {
                         offer(doc, rank * f64::from(sat), w);
                     }
                 }
@@ -329,17 +329,14 @@ fn named_by_id(snapshots: &[&ProviderSnapshot], intent: &str) -> Vec<(usize, u32
 fn named_by_name(indexes: &[&LexicalIndex], sequence: &[String]) -> Vec<(usize, u32)> {
     let mut found = Vec::new();
     for (p, index) in indexes.iter().enumerate() {
-        if index.names.is_empty() {
+        if !index.has_names() {
             continue;
         }
         for start in 0..sequence.len() {
-            let mut phrase = sequence[start].clone();
+            let mut phrase: Vec<&str> = vec![&sequence[start]];
             for next in sequence.iter().skip(start + 1).take(5) {
-                phrase.push(' ');
-                phrase.push_str(next);
-                if let Some(docs) = index.names.get(&phrase) {
-                    found.extend(docs.iter().map(|&d| (p, d)));
-                }
+                phrase.push(next);
+                found.extend(index.named(&phrase).map(|d| (p, d)));
             }
         }
     }

@@ -49,31 +49,60 @@ impl Tokenizer {
     /// Calls `f(term, word)` for every term of `text` in text order; `word` is the lower-cased
     /// word the term came from (the term itself for CJK).
     pub fn scan(&self, text: &str, mut f: impl FnMut(String, &str)) {
+        self.scan_str(text, |term, word| f(term.to_owned(), word));
+    }
+
+    /// [`Tokenizer::scan`] without an allocation per term: `term` is only valid during the
+    /// call, so an index can keep one copy of each distinct term instead of one per use.
+    pub fn scan_str(&self, text: &str, mut f: impl FnMut(&str, &str)) {
+        self.scan_pieces(text, |piece| match piece {
+            Piece::Word(word) => f(&self.stem(word), word),
+            Piece::Cjk(term) => f(term, term),
+        });
+    }
+
+    /// Calls `f` for every piece of `text` in text order, before stemming: a word that will
+    /// become a term (see [`Tokenizer::stem`]), or a CJK term. An index stems each distinct
+    /// word once instead of once per use.
+    pub(super) fn scan_pieces(&self, text: &str, mut f: impl FnMut(Piece)) {
         let lower = text.to_lowercase();
         let mut word = String::new();
         let mut cjk: Vec<char> = Vec::new();
         for c in lower.chars().chain(std::iter::once(' ')) {
             if is_cjk(c) {
-                self.flush_word(&mut word, &mut f);
+                flush_word(&mut word, &mut f);
                 cjk.push(c);
             } else if c.is_alphanumeric() {
                 flush_cjk(&mut cjk, &mut f);
                 word.push(c);
             } else {
-                self.flush_word(&mut word, &mut f);
+                flush_word(&mut word, &mut f);
                 flush_cjk(&mut cjk, &mut f);
             }
         }
     }
 
-    fn flush_word(&self, word: &mut String, f: &mut impl FnMut(String, &str)) {
-        // A lone letter (`s` of `what's`) says nothing; a lone digit may (`5xx`, `2 GB`).
-        let letter = word.len() == 1 && word.chars().all(|c| c.is_alphabetic());
-        if !word.is_empty() && !letter && !STOPWORDS.contains(&word.as_str()) {
-            f(self.stemmer.stem(word).into_owned(), word);
-        }
-        word.clear();
+    /// The term of a lower-cased word that [`Tokenizer::scan_pieces`] reported.
+    pub(super) fn stem<'a>(&self, word: &'a str) -> std::borrow::Cow<'a, str> {
+        self.stemmer.stem(word)
     }
+}
+
+/// What [`Tokenizer::scan_pieces`] reports.
+pub(super) enum Piece<'a> {
+    /// A lower-cased word, not a stop word; its term is its stem. Never contains CJK.
+    Word(&'a str),
+    /// A CJK character or bigram, itself the term.
+    Cjk(&'a str),
+}
+
+fn flush_word(word: &mut String, f: &mut impl FnMut(Piece)) {
+    // A lone letter (`s` of `what's`) says nothing; a lone digit may (`5xx`, `2 GB`).
+    let letter = word.len() == 1 && word.chars().all(|c| c.is_alphabetic());
+    if !word.is_empty() && !letter && !STOPWORDS.contains(&word.as_str()) {
+        f(Piece::Word(word));
+    }
+    word.clear();
 }
 
 impl Default for Tokenizer {
@@ -82,15 +111,19 @@ impl Default for Tokenizer {
     }
 }
 
-fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(String, &str)) {
+fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(Piece)) {
+    let mut buf = [0u8; 8];
     for (i, &c) in run.iter().enumerate() {
         if !CJK_STOP.contains(&c) {
-            let t = c.to_string();
-            f(t.clone(), &t);
+            let t: &str = c.encode_utf8(&mut buf);
+            f(Piece::Cjk(t));
         }
         if let Some(&next) = run.get(i + 1) {
-            let t: String = [c, next].iter().collect();
-            f(t.clone(), &t);
+            let n = c.len_utf8();
+            c.encode_utf8(&mut buf);
+            next.encode_utf8(&mut buf[n..]);
+            let t = std::str::from_utf8(&buf[..n + next.len_utf8()]).unwrap_or_default();
+            f(Piece::Cjk(t));
         }
     }
     run.clear();
