@@ -92,7 +92,8 @@ test('the engine accounts for the memory its snapshots keep', async () => {
   const definition = (n, text) => ({ providerId: 'acme', name: 'Acme', version: '1', capabilities: Array.from({ length: n }, (_, i) => cap(`c${i}`, { description: text })) });
   const graph = await CapabilityGraph.open({ providers: [{ definition: definition(50, 'short') }] });
   const before = graph[stats]();
-  assert.deepEqual(Object.keys(before.providers[0]), ['providerId', 'capabilities', 'snapshotBytes', 'previousSnapshotBytes']);
+  assert.deepEqual(Object.keys(before.providers[0]), ['providerId', 'capabilities', 'snapshotBytes', 'previousSnapshotBytes', 'lexicalIndexBytes']);
+  assert.equal(before.providers[0].lexicalIndexBytes, null);
   assert.equal(before.providers[0].capabilities, 50);
   assert.equal(before.providers[0].previousSnapshotBytes, null);
   await graph.reload({ definitions: { acme: definition(50, 'x'.repeat(2000)) } });
@@ -101,4 +102,10 @@ test('the engine accounts for the memory its snapshots keep', async () => {
   assert.ok(after.snapshotBytes >= before.providers[0].snapshotBytes + 50 * 1990, JSON.stringify(after));
   await graph.close();
   assert.throws(() => graph[stats](), (e) => e.code === 'CG_GRAPH_CLOSED');
+
+  // With the lexical executor, the index counts once it is built (the first match waits for it).
+  const lexical = await CapabilityGraph.open({ providers: [{ definition: definition(50, 'short words here') }], executor: lexicalExecutor() });
+  await lexical.match({ intent: 'short words' });
+  assert.ok(lexical[stats]().providers[0].lexicalIndexBytes > 0);
+  await lexical.close();
 });

@@ -726,7 +726,8 @@ class CapabilityGraph {
   }
 
   /** The engine's own accounting of the memory its snapshots keep, for benchmarks: `{ providers:
-   *  [{ providerId, capabilities, snapshotBytes, previousSnapshotBytes }] }`. Not public API. */
+   *  [{ providerId, capabilities, snapshotBytes, previousSnapshotBytes, lexicalIndexBytes }] }`
+   *  (null where there is none). Not public API. */
   [Symbol.for('capability-graph.stats')]() {
     if (!isGraph(this)) throw notAGraph('stats');
     return unwrap(call(() => this.#native.stats()));

@@ -144,8 +144,8 @@ impl Engine {
     }
 
     /// What the current snapshots keep in memory, by the engine's own accounting (for the
-    /// bench and for hosts watching their memory): per provider, its capabilities and the heap
-    /// bytes of its current snapshot.
+    /// bench and for hosts watching their memory): per provider, its capabilities, the heap
+    /// bytes of its current and previous snapshots and of its lexical index once built.
     pub fn stats(&self) -> Result<String> {
         let state = self.store.pin()?;
         let providers: Vec<Value> = state
@@ -157,6 +157,7 @@ impl Engine {
                     "capabilities": slots.current.capabilities.len(),
                     "snapshotBytes": crate::snapshot::size::snapshot_bytes(&slots.current),
                     "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
+                    "lexicalIndexBytes": slots.current.lexical_ready().then(|| slots.current.lexical().memory_bytes()),
                 })
             })
             .collect();
