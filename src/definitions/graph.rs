@@ -20,11 +20,13 @@ pub fn resolve_endpoints<'r>(
     source_of: impl Fn(usize) -> (Option<&'r str>, &'r str),
     declared: impl Fn(&str) -> bool,
 ) -> (Vec<[Vec<u32>; 4]>, Vec<GraphError>) {
-    let find = |id: &str| {
-        records
-            .binary_search_by(|r| r.capability_id.as_str().cmp(id))
-            .ok()
-    };
+    // Hashing an ID once beats comparing its long shared prefix at every step of a binary search.
+    let index: std::collections::HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.capability_id.as_str(), i))
+        .collect();
+    let find = |id: &str| index.get(id).copied();
     let mut problems = Vec::new();
     let mut out = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {

@@ -55,8 +55,9 @@ pub fn static_revision(p: &ValidatedProvider) -> String {
 
 pub fn static_revision_of(provider: &ProviderRecord, capabilities: &[CapabilityRecord]) -> String {
     let mut hasher = blake3::Hasher::new();
-    // Writing into a hasher cannot fail, and the records serialise infallibly.
-    let mut w = &mut hasher;
+    // Writing into a hasher cannot fail, and the records serialise infallibly. The serialiser
+    // writes a few bytes at a time; a buffer hands the hasher large blocks instead.
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut hasher);
     let _ = w.write_all(b"{\"capabilities\":[");
     for (i, c) in capabilities.iter().enumerate() {
         if i > 0 {
@@ -67,6 +68,8 @@ pub fn static_revision_of(provider: &ProviderRecord, capabilities: &[CapabilityR
     let _ = w.write_all(b"],\"provider\":");
     let _ = serde_json::to_writer(&mut w, provider);
     let _ = w.write_all(b"}");
+    let _ = w.flush();
+    drop(w);
     format!("s:{}", hex16(hasher.finalize()))
 }
 
