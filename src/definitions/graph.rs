@@ -29,6 +29,7 @@ pub fn resolve_endpoints<'r>(
             let targets = &r.relations[relation as usize];
             let mut resolved = Vec::with_capacity(targets.len());
             for target in targets {
+                crate::opcount::tick(crate::opcount::Op::Endpoint);
                 let Some(t) = find(target) else {
                     let (file, prefix) = source_of(i);
                     let origin = Origin {
@@ -98,6 +99,7 @@ pub fn find_cycle<'e>(n: usize, next: impl Fn(usize) -> &'e [u32]) -> Option<Vec
         colour[root] = GREY;
         stack.push((root, 0));
         while let Some(&mut (node, ref mut edge)) = stack.last_mut() {
+            crate::opcount::tick(crate::opcount::Op::CycleStep);
             let targets = next(node);
             if *edge == targets.len() {
                 colour[node] = BLACK;

@@ -161,6 +161,7 @@ impl LexicalIndex {
             for (i, terms) in f.iter().enumerate() {
                 let norm = 1.0 - B + B * terms.len() as f32 / avg[i];
                 for t in terms {
+                    crate::opcount::tick(crate::opcount::Op::IndexPosting);
                     *weighted.entry(t.as_str()).or_default() += WEIGHTS[i] / norm;
                 }
             }
