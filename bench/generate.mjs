@@ -7,7 +7,7 @@
 //   node bench/generate.mjs 10000   → prints the provider directory
 
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -306,6 +306,15 @@ async function repairSwap(tree) {
   await rename(parked(tree), changedDefs);
 }
 
+/** Every file below `dir`, one folder listed at a time (a million names never pile up). */
+function* filesBelow(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* filesBelow(full);
+    else if (entry.isFile()) yield full;
+  }
+}
+
 /**
  * Compact JSON bytes of the definitions below `dirs` (`provider.json` and every capability
  * file, parsed and re-serialised without whitespace), cached beside each tree: what a snapshot
@@ -321,12 +330,10 @@ export async function canonicalBytes(dirs) {
     } catch {
       // not computed yet
     }
-    const files = [path.join(dir, 'provider.json')];
-    for (const entry of await readdir(path.join(dir, 'capabilities'), { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) files.push(path.join(entry.parentPath, entry.name));
-    }
     let bytes = 0;
-    for (const file of files) bytes += Buffer.byteLength(JSON.stringify(JSON.parse(readFileSync(file, 'utf8'))));
+    for (const file of [path.join(dir, 'provider.json'), ...filesBelow(path.join(dir, 'capabilities'))]) {
+      bytes += Buffer.byteLength(JSON.stringify(JSON.parse(readFileSync(file, 'utf8'))));
+    }
     await writeFile(meta, JSON.stringify({ canonicalBytes: bytes }));
     total += bytes;
   }

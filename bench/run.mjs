@@ -18,7 +18,7 @@ import { canonicalBytes, generate, GENERATOR_VERSION, PROVIDER_ID, reloadTree } 
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({ options: { scale: { type: 'string' }, providers: { type: 'string' } } });
-const sizes = (args.scale ?? process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').filter(Boolean).map(Number);
+const sizes = (args.scale ?? process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number).filter((n) => n > 0);
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const withReload = process.env.BENCH_RELOAD !== '0';
 
