@@ -44,8 +44,13 @@ function medianOf(results) {
 }
 
 const run = async (script, argv, flags = []) => {
-  const { stdout } = await promisify(execFile)(process.execPath, [...flags, path.join(here, script), ...argv], { maxBuffer: 1 << 24 });
-  return JSON.parse(stdout);
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [...flags, path.join(here, script), ...argv], { maxBuffer: 1 << 24 });
+    return JSON.parse(stdout);
+  } catch (error) {
+    // The command line of a thousand providers is long; what the worker said is what matters.
+    throw new Error(`${script} failed:\n${error.stderr ?? error.message}`);
+  }
 };
 
 /** Median of `runs` fresh processes of `script`, one after another (parallel processes would

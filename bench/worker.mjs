@@ -22,6 +22,10 @@ const n = perProvider * spec.providers.length;
 const rnd = prng(Number(spec.seed ?? 1));
 const randomProvider = () => spec.providers[rnd.int(spec.providers.length)].providerId;
 const randomRef = () => `${randomProvider()}::${capabilityId(rnd.int(perProvider))}`;
+// With many providers every call names the provider of its capability as its scope: a result's
+// meta names every provider of the scope, and a thousand of them alone outgrow the default page
+// budgets (CG_BUDGET_EXCEEDED).
+const scoped = (ref) => (spec.providers.length > 1 ? { requestProviderScope: [ref.split('::')[0]] } : {});
 function randomRefWithKnowledge() {
   let i;
   do i = rnd.int(perProvider);
@@ -66,35 +70,53 @@ const STEPS = [
     once: async (graph) => {
       let pages = 0;
       let items = 0;
-      let cursor;
-      do {
-        const page = await graph.listCatalog(cursor ? { cursor } : {});
-        await yieldToLoop();
-        pages++;
-        items += page.items.length;
-        cursor = page.nextCursor;
-      } while (cursor);
+      // One walk over the whole scope; with many providers, one walk per provider: a page's
+      // meta names every provider of its scope, and with a thousand of them that alone is over
+      // the default catalog.maxBytes (CG_BUDGET_EXCEEDED).
+      const scopes = spec.providers.length > 1 ? spec.providers.map((p) => ({ requestProviderScope: [p.providerId] })) : [{}];
+      for (const scope of scopes) {
+        let cursor;
+        do {
+          const page = await graph.listCatalog(cursor ? { ...scope, cursor } : scope);
+          await yieldToLoop();
+          pages++;
+          items += page.items.length;
+          cursor = page.nextCursor;
+        } while (cursor);
+      }
       if (items !== n) throw new Error(`catalog walk saw ${items} of ${n} capabilities`);
       return { pages };
     },
   },
-  { name: 'getCapabilities', method: 'getCapabilities', each: (graph) => graph.getCapabilities([randomRef()]) },
+  { name: 'getCapabilities', method: 'getCapabilities', each: (graph) => {
+    const ref = randomRef();
+    return graph.getCapabilities([ref], scoped(ref));
+  } },
   {
     name: 'getNeighbors',
     method: 'getNeighbors',
-    each: (graph) => graph.getNeighbors(randomRef()),
+    each: (graph) => {
+      const ref = randomRef();
+      return graph.getNeighbors(ref, scoped(ref));
+    },
     items: (r) => Object.values(r.groups).reduce((sum, g) => sum + g.items.length, 0),
   },
   {
     name: 'resolveSelection',
     method: 'resolveSelection',
-    each: (graph) => graph.resolveSelection({ selected: [randomRef()] }),
+    each: (graph) => {
+      const ref = randomRef();
+      return graph.resolveSelection({ selected: [ref], ...scoped(ref) });
+    },
     items: (r) => r.resolved.length,
   },
   {
     name: 'resolve',
     method: 'resolve',
-    each: (graph) => graph.resolve({ ids: [randomRef()] }),
+    each: (graph) => {
+      const ref = randomRef();
+      return graph.resolve({ ids: [ref], ...scoped(ref) });
+    },
     items: (r) => r.items.length,
   },
   // The lexical index is built in the background after open; the first call may wait for it,
@@ -114,13 +136,19 @@ const STEPS = [
     // evidence and one hit checked against the bytes (the retriever itself does no search).
     name: 'queryKnowledge',
     method: 'queryKnowledge',
-    each: (graph) => graph.queryKnowledge({ text: 'webhook', selected: [randomRefWithKnowledge()] }),
+    each: (graph) => {
+      const ref = randomRefWithKnowledge();
+      return graph.queryKnowledge({ text: 'webhook', selected: [ref], ...scoped(ref) });
+    },
     items: (r) => r.items.length,
   },
   {
     name: 'readDocuments',
     method: 'readDocuments',
-    each: (graph) => graph.readDocuments({ selected: [randomRefWithKnowledge()] }),
+    each: (graph) => {
+      const ref = randomRefWithKnowledge();
+      return graph.readDocuments({ selected: [ref], ...scoped(ref) });
+    },
   },
   {
     name: 'paged read 64 MiB',
