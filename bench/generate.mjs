@@ -1,13 +1,18 @@
 // Writes a synthetic file provider (directory layout) with N capabilities, deterministically.
-// Generated trees are cached under os.tmpdir() by N and GENERATOR_VERSION: writing 100k files
-// takes longer than benchmarking them. Bump the version whenever the output changes.
+// Generated trees are cached under $BENCH_CACHE (default os.tmpdir()) by N and
+// GENERATOR_VERSION: writing 100k files takes longer than benchmarking them. Bump the version
+// whenever the output changes. Records are generated and written one at a time (at most 256
+// writes in flight), so a million capabilities never sit in memory together.
 //
 //   node bench/generate.mjs 10000   → prints the provider directory
 
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 
 export const GENERATOR_VERSION = 2;
 export const PROVIDER_ID = 'bench.synthetic';
@@ -125,9 +130,9 @@ function knowledgeBody(record, rnd) {
   return paragraphs.join('\n');
 }
 
-function providerManifest() {
+function providerManifest(providerId) {
   return {
-    providerId: PROVIDER_ID,
+    providerId,
     name: 'Synthetic benchmark provider',
     version: `bench-${GENERATOR_VERSION}`,
     specification: {
@@ -154,54 +159,185 @@ async function exists(p) {
   }
 }
 
-/** Returns the provider directory for `n` capabilities, generating it if it is not cached. */
-export async function generate(n, { log = () => {} } = {}) {
-  const cache = path.join(os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`);
-  const dir = path.join(cache, `n${n}`);
-  if (await exists(path.join(dir, 'provider.json'))) return dir;
+/** Where generated trees live; outside the repository (a million capabilities take ~5 GB). */
+export const cacheDir = () => path.join(process.env.BENCH_CACHE ?? os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`);
 
-  // Trees of older generator versions are never read again; at 100k each is about 0.5 GB.
-  for (const name of await readdir(os.tmpdir())) {
-    if (/^cg-bench-v\d+$/.test(name) && name !== path.basename(cache)) {
-      await rm(path.join(os.tmpdir(), name), { recursive: true, force: true });
-    }
-  }
-
-  // Written beside the final path and renamed at the end: an interrupted run leaves no half
-  // provider that a later run would take for a cached one.
-  const staging = `${dir}.tmp-${process.pid}`;
-  await rm(staging, { recursive: true, force: true });
-  log(`generating ${n} capabilities in ${dir} ...`);
-  const started = performance.now();
-  await mkdir(staging, { recursive: true });
-  await writeFile(path.join(staging, 'provider.json'), JSON.stringify(providerManifest(), null, 2));
-  await writeFile(path.join(staging, 'PROVIDER.md'), '# Synthetic conventions\n');
-
-  const rnd = prng(0xc0ffee ^ n);
-  const madeDirs = new Set();
-  const pending = [];
-  const write = async (rel, text) => {
-    const file = path.join(staging, rel);
-    const folder = path.dirname(file);
-    if (!madeDirs.has(folder)) {
-      madeDirs.add(folder);
-      await mkdir(folder, { recursive: true });
-    }
-    pending.push(writeFile(file, text));
-    // Bounded concurrency: enough to keep the disk busy without thousands of open handles.
-    if (pending.length >= 256) await Promise.all(pending.splice(0));
-  };
+/**
+ * Every record of a provider of `n` capabilities in order, with its document body when it has
+ * one; `seed` picks the words and edges (the default is the single-provider bench's).
+ */
+function* records(n, seed) {
+  const rnd = prng(seed);
   for (let i = 0; i < n; i++) {
     const record = capability(i, n, rnd);
-    const [area, group] = record.capabilityId.split('.');
-    await write(`capabilities/${area}/${group}/cap${i}.json`, JSON.stringify(record, null, 2));
-    if (hasKnowledge(i)) await write(documentPath(i), knowledgeBody(record, rnd));
+    yield { i, record, body: hasKnowledge(i) ? knowledgeBody(record, rnd) : undefined };
   }
-  await Promise.all(pending);
+}
+
+/** Writes files below `root` with bounded concurrency, creating folders once. */
+function writer(root) {
+  const madeDirs = new Set();
+  const pending = [];
+  return {
+    async write(rel, text) {
+      const file = path.join(root, rel);
+      const folder = path.dirname(file);
+      if (!madeDirs.has(folder)) {
+        madeDirs.add(folder);
+        await mkdir(folder, { recursive: true });
+      }
+      pending.push(writeFile(file, text));
+      // Bounded concurrency: enough to keep the disk busy without thousands of open handles.
+      if (pending.length >= 256) await Promise.all(pending.splice(0));
+    },
+    done: () => Promise.all(pending),
+  };
+}
+
+const definitionPath = (record, i) => {
+  const [area, group] = record.capabilityId.split('.');
+  return `capabilities/${area}/${group}/cap${i}.json`;
+};
+
+/**
+ * Builds `dir` through a staging folder renamed at the end: an interrupted run leaves no half
+ * tree that a later run would take for a cached one.
+ */
+async function staged(dir, marker, build, log) {
+  if (await exists(path.join(dir, marker))) return dir;
+  const staging = `${dir}.tmp-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  log(`generating ${dir} ...`);
+  const started = performance.now();
+  await mkdir(staging, { recursive: true });
+  await build(staging);
   await rm(dir, { recursive: true, force: true });
   await rename(staging, dir);
   log(`generated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return dir;
+}
+
+/**
+ * Returns the provider directory for `n` capabilities, generating it if it is not cached.
+ * `name`, `providerId` and `seed` tell the providers of a multi-provider configuration apart.
+ */
+export async function generate(n, { log = () => {}, name = `n${n}`, providerId = PROVIDER_ID, seed = 0xc0ffee ^ n } = {}) {
+  const cache = cacheDir();
+  const dir = path.join(cache, name);
+  if (await exists(path.join(dir, 'provider.json'))) return dir;
+
+  // Trees of older generator versions are never read again; at 100k each is about 0.5 GB.
+  const parent = path.dirname(cache);
+  for (const entry of await readdir(parent).catch(() => [])) {
+    if (/^cg-bench-v\d+$/.test(entry) && entry !== path.basename(cache)) {
+      await rm(path.join(parent, entry), { recursive: true, force: true });
+    }
+  }
+
+  return staged(dir, 'provider.json', async (staging) => {
+    await writeFile(path.join(staging, 'provider.json'), JSON.stringify(providerManifest(providerId), null, 2));
+    await writeFile(path.join(staging, 'PROVIDER.md'), '# Synthetic conventions\n');
+    const out = writer(staging);
+    for (const { i, record, body } of records(n, seed)) {
+      await out.write(definitionPath(record, i), JSON.stringify(record, null, 2));
+      if (body !== undefined) await out.write(documentPath(i), body);
+    }
+    await out.done();
+  }, log);
+}
+
+/**
+ * The provider of `generate(n)` with every description changed (same IDs, relations and
+ * documents), as a lone `capabilities/` folder at `<dir>.changed`: the definitions a reload
+ * that changes everything reads.
+ */
+async function generateChanged(n, { log = () => {}, name = `n${n}`, seed = 0xc0ffee ^ n } = {}) {
+  const dir = path.join(cacheDir(), `${name}.changed`);
+  return staged(dir, 'capabilities', async (staging) => {
+    const out = writer(staging);
+    for (const { i, record } of records(n, seed)) {
+      record.description = `Revised: ${record.description}`;
+      await out.write(definitionPath(record, i), JSON.stringify(record, null, 2));
+    }
+    await out.done();
+  }, log);
+}
+
+/**
+ * A private copy of the provider `generate(n)` wrote (hard links, so it costs no data) and the
+ * changed variant beside it, for measuring a reload that changes every definition:
+ * `swapDefinitions(tree)` exchanges the two `capabilities/` folders by renames (the provider
+ * root and its handle stay the same), so each swap changes every definition. The shared cached
+ * tree is never renamed under another run.
+ */
+export async function reloadTree(n, options = {}) {
+  const { log = () => {}, name = `n${n}` } = options;
+  const source = await generate(n, options);
+  const changed = await generateChanged(n, options);
+  const root = path.join(cacheDir(), `${name}.reload`);
+  const tree = { root, changed };
+  await repairSwap(tree);
+  if (!(await exists(path.join(root, 'provider.json')))) {
+    log(`linking ${root} ...`);
+    const staging = `${root}.tmp-${process.pid}`;
+    await rm(staging, { recursive: true, force: true });
+    await promisify(execFile)('cp', ['-al', source, staging]);
+    await rm(root, { recursive: true, force: true });
+    await rename(staging, root);
+  }
+  return tree;
+}
+
+const parked = (tree) => `${tree.root}.swapping`;
+
+/** Exchanges the definitions of `tree.root` with the changed variant (three renames). */
+export async function swapDefinitions(tree) {
+  await rename(path.join(tree.root, 'capabilities'), parked(tree));
+  await rename(path.join(tree.changed, 'capabilities'), path.join(tree.root, 'capabilities'));
+  await rename(parked(tree), path.join(tree.changed, 'capabilities'));
+}
+
+/** Finishes a swap an interrupted run left half done. */
+async function repairSwap(tree) {
+  if (!(await exists(parked(tree)))) return;
+  const rootDefs = path.join(tree.root, 'capabilities');
+  const changedDefs = path.join(tree.changed, 'capabilities');
+  if (!(await exists(rootDefs))) await rename(changedDefs, rootDefs);
+  await rename(parked(tree), changedDefs);
+}
+
+/** Every file below `dir`, one folder listed at a time (a million names never pile up). */
+function* filesBelow(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* filesBelow(full);
+    else if (entry.isFile()) yield full;
+  }
+}
+
+/**
+ * Compact JSON bytes of the definitions below `dirs` (`provider.json` and every capability
+ * file, parsed and re-serialised without whitespace), cached beside each tree: what a snapshot
+ * is compared with.
+ */
+export async function canonicalBytes(dirs) {
+  let total = 0;
+  for (const dir of dirs) {
+    const meta = `${dir}.meta.json`;
+    try {
+      total += JSON.parse(readFileSync(meta, 'utf8')).canonicalBytes;
+      continue;
+    } catch {
+      // not computed yet
+    }
+    let bytes = 0;
+    for (const file of [path.join(dir, 'provider.json'), ...filesBelow(path.join(dir, 'capabilities'))]) {
+      bytes += Buffer.byteLength(JSON.stringify(JSON.parse(readFileSync(file, 'utf8'))));
+    }
+    await writeFile(meta, JSON.stringify({ canonicalBytes: bytes }));
+    total += bytes;
+  }
+  return total;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -217,7 +353,7 @@ export const LARGE_DOCUMENT_BYTES = 64 * 2 ** 20;
  * for measuring paged reads of a document far larger than any whole-read budget.
  */
 export async function generateLargeDocument() {
-  const dir = path.join(os.tmpdir(), `cg-bench-v${GENERATOR_VERSION}`, 'large-document');
+  const dir = path.join(cacheDir(), 'large-document');
   const file = path.join(dir, 'large.md');
   try {
     if ((await stat(file)).size >= LARGE_DOCUMENT_BYTES) return dir;

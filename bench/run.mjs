@@ -1,20 +1,33 @@
 // `npm run bench`: generated providers of several sizes, each measured in a few fresh worker
 // processes; prints medians across processes and writes bench/results/latest.json.
+// bench/README.md says what every row measures and how to reproduce it.
 //
-//   BENCH_SIZES=1000,10000   sizes to run (default 1000,10000,100000)
-//   BENCH_RUNS=5             worker processes per size
+//   npm run bench -- --scale 1000,10000   sizes to run (default 1000,10000,100000; BENCH_SIZES)
+//   npm run bench -- --providers 1000x1000 also K providers of N capabilities each
+//   BENCH_RUNS=5                           worker processes per size and kind
+//   BENCH_RELOAD=0                         skip the memory/reload workers
+//   BENCH_CACHE=/path                      where generated trees live (default os.tmpdir())
 
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { generate, GENERATOR_VERSION } from './generate.mjs';
+import { parseArgs, promisify } from 'node:util';
+import { canonicalBytes, generate, GENERATOR_VERSION, PROVIDER_ID, reloadTree } from './generate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const { values: args } = parseArgs({ options: { scale: { type: 'string' }, providers: { type: 'string' } } });
+const sizes = (args.scale ?? process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number).filter((n) => n > 0);
 const runs = Number(process.env.BENCH_RUNS ?? 5);
+const withReload = process.env.BENCH_RELOAD !== '0';
+
+/** The configurations measured: one provider of each size, then K providers of N each. */
+const configs = sizes.map((n) => ({ label: String(n), n, providers: 1, perProvider: n }));
+for (const shape of (args.providers ?? '').split(',').filter(Boolean)) {
+  const [k, per] = shape.split('x').map(Number);
+  configs.push({ label: `${k}×${per}`, n: k * per, providers: k, perProvider: per });
+}
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -25,21 +38,30 @@ const median = (values) => {
 /** The median of every numeric leaf across runs, keeping the shape of one run's result. */
 function medianOf(results) {
   const [first] = results;
-  if (typeof first === 'number') return median(results);
+  if (typeof first === 'number') return median(results.filter((r) => typeof r === 'number'));
   if (first === null || typeof first !== 'object' || Array.isArray(first)) return first;
-  return Object.fromEntries(Object.keys(first).map((k) => [k, medianOf(results.map((r) => r[k]))]));
+  return Object.fromEntries(Object.keys(first).map((k) => [k, medianOf(results.map((r) => r?.[k]))]));
 }
 
-async function measure(dir, n, run) {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [path.join(here, 'worker.mjs'), dir, String(n), String(run + 1)],
-    { maxBuffer: 1 << 20 },
-  );
-  return JSON.parse(stdout);
+const run = async (script, argv, flags = []) => {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [...flags, path.join(here, script), ...argv], { maxBuffer: 1 << 24 });
+    return JSON.parse(stdout);
+  } catch (error) {
+    // The command line of a thousand providers is long; what the worker said is what matters.
+    throw new Error(`${script} failed:\n${error.stderr ?? error.message}`);
+  }
+};
+
+/** Median of `runs` fresh processes of `script`, one after another (parallel processes would
+ *  compete for the same cores and disk). */
+async function measure(script, argv, flags) {
+  const results = [];
+  for (let r = 0; r < runs; r++) results.push(await run(script, typeof argv === 'function' ? argv(r) : argv, flags));
+  return { median: medianOf(results), results };
 }
 
-/** The engine binary the workers will load; `npm test` leaves a debug build in its place. */
+/** The binary the workers will load; `npm test` leaves a debug build in its place. */
 async function engineBinary() {
   const root = path.join(here, '..');
   const name = (await readdir(root)).find((f) => f.endsWith('.node'));
@@ -64,54 +86,95 @@ if (binary) console.log(`engine: ${binary.file}, ${binary.sizeMiB} MiB, built ${
 if (binary?.sizeMiB > 10) console.log('WARNING: this looks like a debug build; `npm run bench` builds release first');
 
 const started = performance.now();
-const report = { generatorVersion: GENERATOR_VERSION, machine, binary, date: new Date().toISOString(), sizes: {} };
-for (const n of sizes) {
-  const dir = await generate(n, { log: (m) => console.log(`  ${m}`) });
-  const results = [];
-  // One after another: parallel workers would compete for the same cores and disk.
-  for (let run = 0; run < runs; run++) results.push(await measure(dir, n, run));
-  report.sizes[n] = { runs, median: medianOf(results), results };
-  const m = report.sizes[n].median;
-  console.log(`  ${n}: ${runs} runs, open ${m.openMs.toFixed(0)} ms, peak RSS ${m.peakRssMiB.toFixed(0)} MiB`);
+const report = { generatorVersion: GENERATOR_VERSION, machine, binary, date: new Date().toISOString(), configs: {} };
+const log = (m) => console.log(`  ${m}`);
+for (const config of configs) {
+  // Single providers use the generator's defaults, so every size is one cached tree.
+  const names = Array.from({ length: config.providers }, (_, k) =>
+    config.providers === 1
+      ? { providerId: PROVIDER_ID, name: `n${config.n}` }
+      : { providerId: `bench.p${k}`, name: `m${config.providers}x${config.perProvider}/p${k}`, seed: 0xc0ffee ^ config.perProvider ^ (k * 0x9e3779b1) });
+  const providers = [];
+  for (const o of names) providers.push({ providerId: o.providerId, rootDir: await generate(config.perProvider, { ...o, log }) });
+  const dirs = providers.map((p) => p.rootDir);
+  const floor = await measure('floor.mjs', dirs);
+  const canonical = await canonicalBytes(dirs);
+  const main = await measure('worker.mjs', (r) => [JSON.stringify({ providers, perProvider: config.perProvider, seed: r + 1 })], ['--expose-gc']);
+  let memory = null;
+  if (withReload) {
+    const trees = [];
+    for (const o of names) trees.push({ providerId: o.providerId, ...(await reloadTree(config.perProvider, { ...o, log })) });
+    memory = await measure('reload-worker.mjs', [JSON.stringify({ providers: trees })], ['--expose-gc']);
+  }
+  report.configs[config.label] = { ...config, canonicalBytes: canonical, floor, main, memory };
+  const m = main.median;
+  console.log(`  ${config.label}: ${runs} runs, open ${m.openMs.toFixed(0)} ms (read floor ${floor.median.ms.toFixed(0)} ms), peak RSS ${m.peakRssMiB.toFixed(0)} MiB`);
 }
 
-// One row per measurement, one column per size: new steps add rows, not columns.
-const rows = [['open (ms)', (s) => s.median.openMs.toFixed(1)]];
+const labels = configs.map((c) => c.label);
+const cfg = (label) => report.configs[label];
+const fixed = (v, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '–');
+const perCap = (c, bytes) => (typeof bytes === 'number' ? bytes / c.n : null);
+
+// One row per measurement, one column per configuration; each floor sits right below the
+// figure it bounds.
+const rows = [
+  ['open (ms)', (c) => fixed(c.main.median.openMs)],
+  ['  floor: read every definition file (ms)', (c) => fixed(c.floor.median.ms)],
+  ['open: longest JS-thread hold (ms)', (c) => fixed(c.main.median.openHeldMs)],
+];
 const LABELS = {
   medianUs: 'median (µs/call)',
+  floorUs: '  floor: empty napi call + JSON.parse (µs)',
   p95Us: 'p95 (µs/call)',
+  answerBytes: 'answer (bytes)',
   itemsPerCall: 'items/call',
   partialCalls: 'partial results',
   ms: '(ms)',
   pages: 'pages',
   mibPerSecond: '(MiB/s)',
+  heldMs: 'longest JS-thread hold (ms)',
 };
-const digits = (key) => (['ms', 'itemsPerCall', 'mibPerSecond'].includes(key) ? 1 : 0);
-const stepNames = [...new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps)))];
+const digits = (key) => (['ms', 'itemsPerCall', 'mibPerSecond', 'heldMs', 'floorUs'].includes(key) ? 1 : 0);
+const steps = (c) => c.main.median.steps;
+const stepNames = [...new Set(labels.flatMap((l) => Object.keys(steps(cfg(l)))))];
 for (const name of stepNames) {
-  const figures = new Set(sizes.flatMap((n) => Object.keys(report.sizes[n].median.steps[name] ?? {})));
+  const figures = new Set(labels.flatMap((l) => Object.keys(steps(cfg(l))[name] ?? {})));
   for (const key of Object.keys(LABELS).filter((k) => figures.has(k))) {
     // Counters that stayed 0 everywhere (partial results, normally) are not worth a row.
-    if (sizes.every((n) => !report.sizes[n].median.steps[name]?.[key])) continue;
-    rows.push([`${name} ${LABELS[key]}`, (s) => s.median.steps[name]?.[key]?.toFixed(digits(key)) ?? '–']);
+    if (labels.every((l) => !steps(cfg(l))[name]?.[key])) continue;
+    const label = LABELS[key].startsWith('  ') ? LABELS[key] : `${name} ${LABELS[key]}`;
+    rows.push([label, (c) => fixed(steps(c)[name]?.[key], digits(key))]);
   }
 }
+const mem = (c) => c.memory?.median ?? {};
 rows.push(
-  ['RSS before open (MiB)', (s) => s.median.rssBeforeOpenMiB.toFixed(1)],
-  ['RSS after open (MiB)', (s) => s.median.rssAfterOpenMiB.toFixed(1)],
-  ['peak RSS (MiB)', (s) => s.median.peakRssMiB.toFixed(1)],
+  ['close (ms)', (c) => fixed(c.main.median.closeMs)],
+  ['close: longest JS-thread hold (ms)', (c) => fixed(c.main.median.closeHeldMs)],
+  ['RSS before open (MiB)', (c) => fixed(c.main.median.rssBeforeOpenMiB)],
+  ['RSS after open, after GC, no index (MiB)', (c) => fixed(mem(c).rssAfterOpenMiB)],
+  ['RSS with the lexical index built, after GC (MiB)', (c) => fixed(c.main.median.rssWithIndexMiB)],
+  ['snapshot bytes/capability, by RSS delta', (c) => fixed(perCap(c, (mem(c).rssAfterOpenMiB - mem(c).rssBeforeOpenMiB) * 2 ** 20), 0)],
+  ['snapshot bytes/capability, engine accounting', (c) => fixed(perCap(c, mem(c).engineBytes), 0)],
+  ['  canonical definition bytes/capability', (c) => fixed(perCap(c, c.canonicalBytes), 0)],
+  ['reload changing every definition (ms)', (c) => fixed(mem(c).reloadChangedMs)],
+  ['  floor: read every definition file (ms)', (c) => fixed(c.floor.median.ms)],
+  ['reload changing every definition: longest JS-thread hold (ms)', (c) => fixed(mem(c).reloadHeldMs)],
+  ['peak RSS during that reload (MiB)', (c) => fixed(mem(c).reloadPeakRssMiB)],
+  ['  ÷ RSS after open', (c) => fixed(mem(c).reloadPeakRssMiB / mem(c).rssAfterOpenMiB, 2)],
+  ['peak RSS, whole run with index (MiB)', (c) => fixed(c.main.median.peakRssMiB)],
 );
 
-const header = ['capabilities', ...sizes.map(String)];
-const table = [header, ...rows.map(([label, cell]) => [label, ...sizes.map((n) => cell(report.sizes[n]))])];
+const header = ['capabilities', ...labels];
+const table = [header, ...rows.map(([label, cell]) => [label, ...labels.map((l) => cell(cfg(l)))])];
 const widths = header.map((_, c) => Math.max(...table.map((r) => r[c].length)));
 const line = (r) => r.map((cell, c) => (c ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ');
 console.log(`\n${line(table[0])}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
 for (const r of table.slice(1)) console.log(line(r));
 
-const skipped = [...new Set(sizes.flatMap((n) => report.sizes[n].results[0].skipped))];
+const skipped = [...new Set(labels.flatMap((l) => cfg(l).main.results[0].skipped))];
 if (skipped.length) console.log(`\nnot measured (no such method yet): ${skipped.join(', ')}`);
-console.log(`medians across ${runs} worker processes per size; per-call figures are the median/p95 of 1,000 calls within a process`);
+console.log(`medians across ${runs} worker processes per configuration; per-call figures are the median/p95 of 1,000 calls within a process; "–": not available (see bench/README.md)`);
 
 const out = path.join(here, 'results', 'latest.json');
 await mkdir(path.dirname(out), { recursive: true });

@@ -1,25 +1,56 @@
-// One measurement process: opens the provider at <dir>, runs every step the graph supports and
+// One measurement process: opens the generated providers, runs every step the graph supports and
 // prints one JSON line. A fresh process per run keeps JIT warm-up, allocator state and peak RSS
-// of one run from leaking into the next.
+// of one run from leaking into the next. Run with --expose-gc (bench/run.mjs does): memory
+// figures are taken after a full GC, so they show what stays, not garbage not yet collected.
 //
-//   node bench/worker.mjs <providerDir> <capabilityCount> [seed]
+//   node --expose-gc bench/worker.mjs '<spec JSON>'
+//
+// spec: { providers: [{ providerId, rootDir }], perProvider, seed }. Capability `i` of every
+// provider has the generator's ID `capabilityId(i)`.
 
 // A namespace import, because a named import of an export that does not exist yet
 // (lexicalExecutor) would fail to link.
 import * as cg from '@devcodex/capability-graph';
-import { capabilityId, generateLargeDocument, hasKnowledge, prng, PROVIDER_ID } from './generate.mjs';
+import { createRequire } from 'node:module';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { capabilityId, generateLargeDocument, hasKnowledge, prng } from './generate.mjs';
+import { engineStats, gcRssMiB } from './memory.mjs';
 
-const [dir, count, seed = '1'] = process.argv.slice(2);
-const n = Number(count);
-const rnd = prng(Number(seed));
-const qualified = (i) => `${PROVIDER_ID}::${capabilityId(i)}`;
-const randomRef = () => qualified(rnd.int(n));
+const spec = JSON.parse(process.argv[2]);
+const perProvider = spec.perProvider;
+const n = perProvider * spec.providers.length;
+const rnd = prng(Number(spec.seed ?? 1));
+const randomProvider = () => spec.providers[rnd.int(spec.providers.length)].providerId;
+const randomRef = () => `${randomProvider()}::${capabilityId(rnd.int(perProvider))}`;
+// With many providers every call names the provider of its capability as its scope: a result's
+// meta names every provider of the scope, and a thousand of them alone outgrow the default page
+// budgets (CG_BUDGET_EXCEEDED).
+const scoped = (ref) => (spec.providers.length > 1 ? { requestProviderScope: [ref.split('::')[0]] } : {});
 function randomRefWithKnowledge() {
   let i;
-  do i = rnd.int(n);
+  do i = rnd.int(perProvider);
   while (!hasKnowledge(i));
-  return qualified(i);
+  return `${randomProvider()}::${capabilityId(i)}`;
 }
+
+// The floor of a call: the cheapest synchronous function of the engine's binding (two short
+// strings in, a boolean out), so a verb's floor is one napi round trip plus JSON.parse of its
+// answer.
+const binding = createRequire(import.meta.url)('../binding.js');
+const emptyNapiCall = () => binding.codexVersionOk('', '');
+
+/** Lets timers run (the event-loop monitor's included) between two measured calls. */
+const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+// The longest time anything held the JS thread, per step: a 1 ms timer that notes how late it
+// fires (resolution 1 ms, so values near 1 ms mean "never blocked").
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
+const heldMs = () => {
+  const max = loopDelay.max / 1e6;
+  loopDelay.reset();
+  return max;
+};
 const intents = ['validate incoming webhook payloads', 'cache signed tokens', 'export pending invoices'];
 
 const CALLS = 1000;
@@ -39,51 +70,85 @@ const STEPS = [
     once: async (graph) => {
       let pages = 0;
       let items = 0;
-      let cursor;
-      do {
-        const page = await graph.listCatalog(cursor ? { cursor } : {});
-        pages++;
-        items += page.items.length;
-        cursor = page.nextCursor;
-      } while (cursor);
+      // One walk over the whole scope; with many providers, one walk per provider: a page's
+      // meta names every provider of its scope, and with a thousand of them that alone is over
+      // the default catalog.maxBytes (CG_BUDGET_EXCEEDED).
+      const scopes = spec.providers.length > 1 ? spec.providers.map((p) => ({ requestProviderScope: [p.providerId] })) : [{}];
+      for (const scope of scopes) {
+        let cursor;
+        do {
+          const page = await graph.listCatalog(cursor ? { ...scope, cursor } : scope);
+          await yieldToLoop();
+          pages++;
+          items += page.items.length;
+          cursor = page.nextCursor;
+        } while (cursor);
+      }
       if (items !== n) throw new Error(`catalog walk saw ${items} of ${n} capabilities`);
       return { pages };
     },
   },
-  { name: 'getCapabilities', method: 'getCapabilities', each: (graph) => graph.getCapabilities([randomRef()]) },
+  { name: 'getCapabilities', method: 'getCapabilities', each: (graph) => {
+    const ref = randomRef();
+    return graph.getCapabilities([ref], scoped(ref));
+  } },
   {
     name: 'getNeighbors',
     method: 'getNeighbors',
-    each: (graph) => graph.getNeighbors(randomRef()),
+    each: (graph) => {
+      const ref = randomRef();
+      return graph.getNeighbors(ref, scoped(ref));
+    },
     items: (r) => Object.values(r.groups).reduce((sum, g) => sum + g.items.length, 0),
   },
   {
     name: 'resolveSelection',
     method: 'resolveSelection',
-    each: (graph) => graph.resolveSelection({ selected: [randomRef()] }),
+    each: (graph) => {
+      const ref = randomRef();
+      return graph.resolveSelection({ selected: [ref], ...scoped(ref) });
+    },
     items: (r) => r.resolved.length,
   },
   {
     name: 'resolve',
     method: 'resolve',
-    each: (graph) => graph.resolve({ ids: [randomRef()] }),
+    each: (graph) => {
+      const ref = randomRef();
+      return graph.resolve({ ids: [ref], ...scoped(ref) });
+    },
     items: (r) => r.items.length,
   },
-  // The lexical executor builds its index on the first call, so that call is reported apart.
-  { name: 'match first call', method: 'match', once: (graph) => graph.match({ intent: rnd.pick(intents) }) },
+  // The lexical index is built in the background after open; the first call may wait for it,
+  // so it is reported apart, and memory is measured once the index exists.
+  {
+    name: 'match first call',
+    method: 'match',
+    once: async (graph) => {
+      await graph.match({ intent: rnd.pick(intents) });
+      indexed.rssMiB = gcRssMiB();
+      indexed.stats = await engineStats(graph);
+    },
+  },
   { name: 'match', method: 'match', each: (graph) => graph.match({ intent: rnd.pick(intents) }) },
   {
     // The engine's share of a knowledge search: targets, mapping, reads through access, the
     // evidence and one hit checked against the bytes (the retriever itself does no search).
     name: 'queryKnowledge',
     method: 'queryKnowledge',
-    each: (graph) => graph.queryKnowledge({ text: 'webhook', selected: [randomRefWithKnowledge()] }),
+    each: (graph) => {
+      const ref = randomRefWithKnowledge();
+      return graph.queryKnowledge({ text: 'webhook', selected: [ref], ...scoped(ref) });
+    },
     items: (r) => r.items.length,
   },
   {
     name: 'readDocuments',
     method: 'readDocuments',
-    each: (graph) => graph.readDocuments({ selected: [randomRefWithKnowledge()] }),
+    each: (graph) => {
+      const ref = randomRefWithKnowledge();
+      return graph.readDocuments({ selected: [ref], ...scoped(ref) });
+    },
   },
   {
     name: 'paged read 64 MiB',
@@ -102,6 +167,7 @@ const STEPS = [
       let pages = 1;
       while (page.hasMore) {
         page = await big.readDocumentPage({ capability: 'bench.large::large', knowledgeId: 'LARGE', cursor: page.nextCursor });
+        await yieldToLoop();
         pages++;
       }
       const seconds = (performance.now() - started) / 1000;
@@ -120,32 +186,54 @@ function percentile(sorted, p) {
 
 async function measureEach(step, graph) {
   for (let i = 0; i < WARMUP; i++) await step.each(graph);
+  await yieldToLoop();
+  heldMs();
   const times = new Float64Array(CALLS);
   let items = 0;
   let partial = 0;
+  const answers = new Array(CALLS);
+  const answerBytes = new Array(CALLS);
   for (let i = 0; i < CALLS; i++) {
+    await yieldToLoop();
     const t = performance.now();
     const result = await step.each(graph);
     times[i] = (performance.now() - t) * 1000;
+    answers[i] = JSON.stringify(result);
+    answerBytes[i] = Buffer.byteLength(answers[i]);
     if (step.items) items += step.items(result);
     // A result cut short by a budget measures the budget, not the provider: worth flagging.
     if (result?.meta?.completeness === 'partial') partial++;
   }
   times.sort();
   const out = { calls: CALLS, medianUs: percentile(times, 0.5), p95Us: percentile(times, 0.95) };
+  // The floor: the same answers' bytes parsed after an empty native call.
+  const floor = new Float64Array(CALLS);
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    emptyNapiCall();
+    JSON.parse(answers[i]);
+    floor[i] = (performance.now() - t) * 1000;
+  }
+  floor.sort();
+  out.floorUs = percentile(floor, 0.5);
+  out.answerBytes = answerBytes.sort((a, b) => a - b)[CALLS >> 1];
   if (step.items) out.itemsPerCall = items / CALLS;
   out.partialCalls = partial;
+  out.heldMs = heldMs();
   return out;
 }
 
 async function measureOnce(step, graph) {
+  await yieldToLoop();
+  heldMs();
   const t = performance.now();
   const result = await step.once(graph);
   const elapsed = ms(t);
   if (result?.ok === false) throw new Error(`${step.name} failed: ${JSON.stringify(result)}`);
   // Numeric fields of what the step returned (e.g. pages walked) are reported beside its time.
   const figures = Object.entries(result ?? {}).filter(([, v]) => typeof v === 'number');
-  return { ms: elapsed, ...Object.fromEntries(figures) };
+  await yieldToLoop();
+  return { ms: elapsed, heldMs: heldMs(), ...Object.fromEntries(figures) };
 }
 
 /** A retriever that reads every target through `access` and reports its first line as a hit. */
@@ -171,16 +259,22 @@ async function readingRetriever(input, access) {
   return { hits: hits.slice(0, input.limit), evidence };
 }
 
-const rssBeforeOpen = process.memoryUsage().rss;
+const indexed = {};
+const rssBeforeOpen = gcRssMiB();
+await yieldToLoop();
+heldMs();
 const openStarted = performance.now();
 const graph = await cg.CapabilityGraph.open({
-  providers: [{ providerId: PROVIDER_ID, authority: { kind: 'file', rootDir: dir, definitionLayout: 'directory' } }],
+  providers: spec.providers.map(({ providerId, rootDir }) => ({ providerId, authority: { kind: 'file', rootDir, definitionLayout: 'directory' } })),
   ...(cg.lexicalExecutor ? { executor: cg.lexicalExecutor() } : {}),
   knowledgeRetriever: { id: 'bench', retrieve: readingRetriever },
 });
+const openMs = ms(openStarted);
+await yieldToLoop();
 const result = {
-  openMs: ms(openStarted),
-  rssBeforeOpenMiB: rssBeforeOpen / 2 ** 20,
+  openMs,
+  openHeldMs: heldMs(),
+  rssBeforeOpenMiB: rssBeforeOpen,
   rssAfterOpenMiB: process.memoryUsage().rss / 2 ** 20,
   steps: {},
   skipped: [],
@@ -193,7 +287,17 @@ for (const step of STEPS) {
   }
   result.steps[step.name] = step.each ? await measureEach(step, graph) : await measureOnce(step, graph);
 }
+// Memory with the lexical index built (measured by the first match, when there is one).
+result.rssWithIndexMiB = indexed.rssMiB ?? null;
+result.engineBytesWithIndex = indexed.stats?.bytes ?? null;
+
+await yieldToLoop();
+heldMs();
+const closeStarted = performance.now();
 await graph.close();
+result.closeMs = ms(closeStarted);
+await yieldToLoop();
+result.closeHeldMs = heldMs();
 
 // maxRSS is in KiB on every platform Node reports it for.
 result.peakRssMiB = process.resourceUsage().maxRSS / 1024;

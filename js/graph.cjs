@@ -434,12 +434,12 @@ class Stopped {
 const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value) ?? '');
 
 /**
- * Every page of a paged adapter call; `take(items)` counts what each page brings. A page over
- * its limit, or a cursor seen before (a loop that would never end), breaks the contract; a page
- * that carries a cursor must carry an item, so every page moves the read on.
+ * Walks every page of a paged adapter call, handing each page's items to `take` and keeping
+ * none. A page over its limit, or a cursor seen before (a loop that would never end), breaks
+ * the contract; a page that carries a cursor must carry an item, so every page moves the read
+ * on.
  */
-async function allPages(fetch, take) {
-  const items = [];
+async function eachPage(fetch, take) {
   const seen = new Set();
   let cursor;
   for (;;) {
@@ -448,8 +448,7 @@ async function allPages(fetch, take) {
       throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
     }
     take(page.items);
-    items.push(...page.items);
-    if (page.nextCursor === undefined || page.nextCursor === null) return items;
+    if (page.nextCursor === undefined || page.nextCursor === null) return;
     if (page.items.length === 0) throw new Stopped('invalid_store_page');
     if (typeof page.nextCursor !== 'string' || seen.has(page.nextCursor)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
     seen.add(page.nextCursor);
@@ -463,13 +462,13 @@ function sourceContext(view) {
 }
 
 /**
- * Reads one provider whole through an open view: the provider record, every capability record
- * (scan order), and each capability's eight relation streams, within `budgets.database`: each
- * adapter call within `callTimeoutMs`, at most `maxRecords` records and `maxBytes` of JSON. The
- * view's source fields are read when it opens and again after the scans. `signal` aborts
- * when the whole read is past its deadline.
+ * Reads one provider whole through an open view into `reads` (the engine's collector), a page
+ * at a time: the provider record, every capability record (scan order), and each capability's
+ * eight relation streams, within `budgets.database`: each adapter call within `callTimeoutMs`,
+ * at most `maxRecords` records and `maxBytes` of JSON. The view's source fields are read when
+ * it opens and again after the scans. `signal` aborts when the whole read is past its deadline.
  */
-async function readView(adapter, providerId, budgets, active, signal) {
+async function readView(adapter, providerId, budgets, active, signal, reads) {
   const step = async (invoke) => {
     if (signal.aborted) throw new Stopped('database_read_timeout');
     try {
@@ -483,7 +482,7 @@ async function readView(adapter, providerId, budgets, active, signal) {
   try {
     view = await step(() => adapter.openView(providerId));
     const opened = sourceContext(view);
-    const cwd = process.cwd();
+    unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }))));
     let records = 0;
     let bytes = jsonBytes(opened.provider);
     // Everything read counts against maxBytes: records and relation stream items alike.
@@ -491,35 +490,33 @@ async function readView(adapter, providerId, budgets, active, signal) {
       for (const item of items) bytes += jsonBytes(item);
       if (bytes > budgets.maxBytes) throw new Stopped('database_too_many_bytes');
     };
-    const countRecords = (items) => {
-      records += items.length;
-      if (records > budgets.maxRecords) throw new Stopped('database_too_many_records');
-      countBytes(items);
-    };
-    const capabilities = await allPages(
+    await eachPage(
       (cursor) => step(() => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) })),
-      countRecords,
+      (items) => {
+        records += items.length;
+        if (records > budgets.maxRecords) throw new Stopped('database_too_many_records');
+        countBytes(items);
+        unwrap(call(() => reads.records(toWireJson(items))));
+      },
     );
-    const streams = {};
-    for (const record of capabilities) {
-      const id = record?.capabilityId;
+    for (let index = 0; index < records; index++) {
+      const id = reads.capabilityId(index);
       if (typeof id !== 'string') continue;
-      streams[id] = {};
       for (const kind of NEIGHBOR_KINDS) {
         // A stream never lists more capabilities than the provider has.
         let listed = 0;
-        const countNeighbors = (items) => {
-          listed += items.length;
-          if (listed > capabilities.length) throw new Stopped('neighbor_stream_unbounded');
-          countBytes(items);
-        };
-        streams[id][kind] = await allPages(
+        await eachPage(
           (cursor) => step(() => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) })),
-          countNeighbors,
+          (items) => {
+            listed += items.length;
+            if (listed > records) throw new Stopped('neighbor_stream_unbounded');
+            countBytes(items);
+            unwrap(call(() => reads.stream(index, kind, toWireJson(items))));
+          },
         );
       }
     }
-    return { ...opened, cwd, capabilities, streams, after: sourceContext(view) };
+    unwrap(call(() => reads.end(JSON.stringify(sourceContext(view)))));
   } finally {
     if (typeof view?.close === 'function') {
       // Releasing a view cannot change what was read; it is bounded like every adapter call.
@@ -529,27 +526,28 @@ async function readView(adapter, providerId, budgets, active, signal) {
 }
 
 /**
- * Reads one provider from a database authority within `budgets.database.readTimeoutMs`. The
- * engine validates all of it; a failure travels as its `code`, or the `reason` a bound stopped
- * it for. close() ends the read (CG_GRAPH_CLOSED).
+ * Reads one provider from a database authority into `reads` within
+ * `budgets.database.readTimeoutMs`. The engine validates all of it; a failure travels as its
+ * `code`, or the `reason` a bound stopped it for. close() ends the read (CG_GRAPH_CLOSED).
  */
-async function readDatabase(adapter, providerId, budgets, active) {
+async function readDatabase(adapter, providerId, budgets, active, reads) {
+  const fail = (failed) => unwrap(call(() => reads.fail(providerId, JSON.stringify(failed))));
   try {
-    return await bounded((signal) => readView(adapter, providerId, budgets, active, signal), { timeoutMs: budgets.readTimeoutMs, active });
+    await bounded((signal) => readView(adapter, providerId, budgets, active, signal, reads), { timeoutMs: budgets.readTimeoutMs, active });
   } catch (error) {
     if (error === CLOSED) throw closedError();
-    if (error === TIMED_OUT) return { failed: { reason: 'database_read_timeout' } };
-    if (error instanceof Stopped) return { failed: { reason: error.reason } };
-    return { failed: { code: thrownFields(error)[0] ?? null } };
+    if (error === TIMED_OUT) return fail({ reason: 'database_read_timeout' });
+    if (error instanceof Stopped) return fail({ reason: error.reason });
+    return fail({ code: thrownFields(error)[0] ?? null });
   }
 }
 
-/** Reads the database authorities `sources` ([{ providerId, handle }]) for the engine (JSON). */
+/** Reads the database authorities `sources` ([{ providerId, handle }]) into a new collector
+ *  of the engine's, which `open` and `reload` take. */
 async function readDatabases(sources, hosts, budgets, active) {
-  if (sources.length === 0) return undefined;
-  const reads = {};
-  for (const { providerId, handle } of sources) reads[providerId] = await readDatabase(hosts.all[handle], providerId, budgets, active);
-  return toWireJson(reads);
+  const reads = new native.NativeDatabaseReads();
+  for (const { providerId, handle } of sources) await readDatabase(hosts.all[handle], providerId, budgets, active, reads);
+  return reads;
 }
 
 /** The one provider a reload's options (wire JSON) name, if any. */
@@ -623,7 +621,8 @@ class CapabilityGraph {
   static async open(config) {
     const hosts = newHosts();
     const wired = wireConfig(config, hosts);
-    // Database authorities are read whole before the engine loads them (config errors first).
+    // Database authorities are read, a page at a time into the engine, before it loads them
+    // (config errors first).
     hosts.databases = unwrap(call(native.databaseSources, wired));
     const { sources, budgets } = hosts.databases;
     const opened = await call(native.open, wired, await readDatabases(sources, hosts, budgets));
@@ -716,7 +715,7 @@ class CapabilityGraph {
     const only = reloadTarget(args);
     const { sources, budgets } = this.#hosts.databases;
     const chosen = sources.filter((s) => only === undefined || s.providerId === only);
-    const databases = this.#native.isClosed() ? undefined : await readDatabases(chosen, this.#hosts, budgets, this.#active);
+    const databases = this.#native.isClosed() ? new native.NativeDatabaseReads() : await readDatabases(chosen, this.#hosts, budgets, this.#active);
     return unwrap(await call(() => this.#native.reload(args, databases)));
   }
 

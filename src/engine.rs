@@ -143,6 +143,16 @@ impl Engine {
         }
     }
 
+    /// Builds every served snapshot's lexical index on the calling thread (the operation
+    /// counters of the scale tests count per thread; no executor is configured there, so no
+    /// background build competes).
+    #[cfg(test)]
+    pub(crate) fn build_indexes_here(&self) {
+        for s in self.store.snapshots() {
+            s.lexical();
+        }
+    }
+
     /// What the current snapshots keep in memory, by the engine's own accounting (for the
     /// bench and for hosts watching their memory): per provider, its capabilities, the heap
     /// bytes of its current and previous snapshots and of its lexical index once built.

@@ -16,11 +16,15 @@ pub mod json;
 pub mod knowledge;
 pub mod matching;
 pub mod memory;
+pub mod opcount;
 pub mod query;
 pub mod scope;
 pub mod snapshot;
 pub mod sources;
 pub mod store;
+
+#[cfg(test)]
+mod scale_tests;
 
 // napi registers its glue only outside `cargo test`, so tests leave the binding out entirely.
 #[cfg(not(test))]

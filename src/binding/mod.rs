@@ -283,22 +283,104 @@ impl Task for OpenTask {
     }
 }
 
-/// Opens a graph from the wire config and what was read from database authorities (JSON by
-/// provider ID); resolves the graph or an error string.
+/// What the JS layer reads from database authorities for one open or reload, handed over page
+/// by page as the adapters answer (JSON text in; an error string or the answer out), so no
+/// more than a page is ever held in JavaScript. `open` and `reload` take what it gathered.
+#[napi]
+#[derive(Default)]
+pub struct NativeDatabaseReads {
+    reads: crate::sources::database::ReadCollector,
+}
+
+#[napi]
+impl NativeDatabaseReads {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A provider's read starts: the view's source fields and working directory (JSON).
+    #[napi]
+    pub fn begin(&mut self, provider_id: String, context: String) -> String {
+        outcome(guarded(|| {
+            self.reads
+                .begin(&provider_id, &context)
+                .map(|()| "null".to_owned())
+        }))
+    }
+
+    /// One page of capability records (JSON array); answers how many were read so far.
+    #[napi]
+    pub fn records(&mut self, page: String) -> String {
+        outcome(guarded(|| self.reads.records(&page).map(|n| n.to_string())))
+    }
+
+    /// The capability ID of record `index`, when it is a string.
+    #[napi]
+    pub fn capability_id(&self, index: u32) -> Option<String> {
+        self.reads.capability_id(index as usize).map(str::to_owned)
+    }
+
+    /// One page (JSON array) of record `index`'s `kind` relation stream.
+    #[napi]
+    pub fn stream(&mut self, index: u32, kind: String, page: String) -> String {
+        outcome(guarded(|| {
+            self.reads
+                .stream(index as usize, &kind, &page)
+                .map(|()| "null".to_owned())
+        }))
+    }
+
+    /// The provider's read finished: the view's source fields as read after the scans (JSON).
+    #[napi]
+    pub fn end(&mut self, after: String) -> String {
+        outcome(guarded(|| {
+            self.reads.end(&after).map(|()| "null".to_owned())
+        }))
+    }
+
+    /// The provider's read failed: `{ code }` or `{ reason }` (JSON).
+    #[napi]
+    pub fn fail(&mut self, provider_id: String, failed: String) -> String {
+        outcome(guarded(|| {
+            self.reads
+                .fail(&provider_id, &failed)
+                .map(|()| "null".to_owned())
+        }))
+    }
+}
+
+impl NativeDatabaseReads {
+    /// Everything gathered, as the engine takes it (JSON by provider ID); the reads are empty
+    /// afterwards.
+    fn take(&mut self) -> Result<Option<String>> {
+        std::mem::take(&mut self.reads).into_json()
+    }
+}
+
+/// Opens a graph from the wire config and what was read from database authorities; resolves
+/// the graph or an error string.
 #[napi(ts_return_type = "Promise<NativeGraph | string>")]
-pub fn open(config: String, databases: Option<String>) -> AsyncTask<OpenTask> {
-    AsyncTask::new(OpenTask {
-        config,
-        databases,
-        engine: None,
-    })
+pub fn open(
+    config: String,
+    databases: &mut NativeDatabaseReads,
+) -> Either<AsyncTask<OpenTask>, String> {
+    match databases.take() {
+        Ok(databases) => Either::A(AsyncTask::new(OpenTask {
+            config,
+            databases,
+            engine: None,
+        })),
+        Err(e) => Either::B(outcome(Err(e))),
+    }
 }
 
 /// `doctor`: every definition problem of every provider of a config (see `Engine`'s
 /// `diagnose`), with what the JS layer read from database authorities.
 #[napi]
-pub fn diagnose(config: String, databases: Option<String>) -> String {
+pub fn diagnose(config: String, databases: &mut NativeDatabaseReads) -> String {
     outcome(guarded(|| {
+        let databases = databases.take()?;
         crate::engine::diagnose(&config, databases.as_deref())
     }))
 }
@@ -460,11 +542,12 @@ impl NativeGraph {
         })
     }
 
-    /// Reloads; `databases` is what was read again from database authorities (JSON).
+    /// Reloads with what was read again from database authorities.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn reload(&self, args: String, databases: Option<String>) -> AsyncTask<PoolTask> {
+    pub fn reload(&self, args: String, databases: &mut NativeDatabaseReads) -> AsyncTask<PoolTask> {
         let engine = self.engine.clone();
-        PoolTask::run(move || engine.reload(&args, databases.as_deref()))
+        let databases = databases.take();
+        PoolTask::run(move || engine.reload(&args, databases?.as_deref()))
     }
 
     /// Closes now (every root handle included) and frees the snapshots on the pool: the

@@ -35,6 +35,7 @@ pub fn resolve_endpoints<'r>(
             let targets = &r.relations[relation as usize];
             let mut resolved = Vec::with_capacity(targets.len());
             for target in targets {
+                crate::opcount::tick(crate::opcount::Op::Endpoint);
                 match find(target) {
                     Some(t) => resolved.push(t as u32),
                     None if declared(target) => {}
@@ -110,6 +111,7 @@ pub fn find_cycle<'e>(n: usize, next: impl Fn(usize) -> &'e [u32]) -> Option<Vec
         colour[root] = GREY;
         stack.push((root, 0));
         while let Some(&mut (node, ref mut edge)) = stack.last_mut() {
+            crate::opcount::tick(crate::opcount::Op::CycleStep);
             let targets = next(node);
             if *edge == targets.len() {
                 colour[node] = BLACK;

@@ -70,6 +70,7 @@ pub fn close_over_requires(
         let (p, node) = c.nodes[from];
         // `requires` never crosses providers, so targets live in the same snapshot.
         for &target in view.snapshot(p).neighbours(node, Kind::Requires) {
+            crate::opcount::tick(crate::opcount::Op::ClosureEdge);
             if c.edges.len() >= limits.max_edges {
                 stop(&mut c, limits.edges_budget, limits.max_edges)?;
                 break 'bfs;

@@ -9,7 +9,7 @@ use crate::cursor::{self, Binding};
 use crate::error::Result;
 use crate::ids::format_qualified;
 use crate::scope::{Completeness, Meta};
-use crate::snapshot::Kind;
+use crate::snapshot::{Kind, ProviderSnapshot};
 use serde_json::{json, Value};
 
 const KEYS: [&str; 6] = [
@@ -90,6 +90,22 @@ fn page_len(skeletons: &[usize; 3], shapes: &[Shape], warnings: &Warnings) -> us
     skeletons[page] + groups + warnings.bytes()
 }
 
+/// Where the row a cursor names sits in a neighbour list. Lists are sorted by ID, so a lookup
+/// costs a binary search, not a scan: walking a list of n neighbours page by page stays linear.
+/// A list found unsorted is scanned instead, so the answer never depends on the order.
+fn cursor_position(s: &ProviderSnapshot, list: &[u32], after: &str) -> Option<usize> {
+    let found = list.binary_search_by(|&t| {
+        crate::opcount::tick(crate::opcount::Op::NeighbourStep);
+        s.capability(t).id.as_str().cmp(after)
+    });
+    found.ok().or_else(|| {
+        list.iter().position(|&t| {
+            crate::opcount::tick(crate::opcount::Op::NeighbourStep);
+            s.capability(t).id == after
+        })
+    })
+}
+
 pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     let (target, query) = pair(json)?;
     let args = Args::from_value(query, &KEYS)?;
@@ -140,10 +156,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     let mut starts = [0usize; 8];
     for &(ref field, kind, c) in &cursors {
         let after = cursor::decode(c, &binding(kind))?;
-        starts[kind as usize] = s
-            .neighbours(node, kind)
-            .iter()
-            .position(|&t| s.capability(t).id == after)
+        starts[kind as usize] = cursor_position(s, s.neighbours(node, kind), &after)
             .ok_or_else(|| invalid(field, "cursor returned by the same query"))?;
     }
 
@@ -221,6 +234,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         let list = s.neighbours(node, kind);
         let mut served = 0;
         while let Some(pos) = group.next.filter(|_| served < limit) {
+            crate::opcount::tick(crate::opcount::Op::NeighbourStep);
             let target = list[pos];
             let following = (pos + 1 < list.len()).then_some(pos + 1);
             let before = shapes[k];

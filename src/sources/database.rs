@@ -1,8 +1,9 @@
 //! The database authority (SPEC §14 D15): the JS layer reads a provider whole through the
 //! adapter's paged scans — its provider record, every capability record in ID order, and the
-//! eight relation streams of every capability — and hands the read here. The records are
-//! validated like any definitions; the scan order and every relation stream are checked against
-//! them, so an inconsistent database never becomes a snapshot.
+//! eight relation streams of every capability — handing each page here as it arrives
+//! ([`ReadCollector`]), so JavaScript holds one page at a time. The records are validated like
+//! any definitions; the scan order and every relation stream are checked against them, so an
+//! inconsistent database never becomes a snapshot.
 
 use crate::definitions::{validate_provider, RawDefinitions, Roots, ValidatedProvider};
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
@@ -48,14 +49,29 @@ const CONTEXT: [&str; 3] = ["provider", "sourceRevision", "knowledgeRootDir"];
 /// capabilities: [record…], streams: { capabilityId: { kind: [capabilityId…] } }, after }`, where
 /// the first three fields were read when the view was opened (`cwd` is the working directory
 /// then) and `after` holds them as read after the scans; or `{ failed: { code, reason? } }` when
-/// the adapter threw or the read was stopped.
+/// the adapter threw or the read was stopped. A stream left out of `streams` was read empty.
 pub struct DatabaseRead {
     value: Value,
+    /// The provider record with the capability records moved in: the inline definition the
+    /// records are validated as (built once, so the records are never copied).
+    definition: Option<Value>,
 }
 
 impl DatabaseRead {
-    pub fn new(value: Value) -> DatabaseRead {
-        DatabaseRead { value }
+    pub fn new(mut value: Value) -> DatabaseRead {
+        let records = value
+            .as_object_mut()
+            .and_then(|o| o.remove("capabilities"))
+            .filter(Value::is_array);
+        let definition = match (value.get("provider").and_then(Value::as_object), records) {
+            (Some(provider), Some(records)) => {
+                let mut definition: Map<String, Value> = provider.clone();
+                definition.insert("capabilities".into(), records);
+                Some(Value::Object(definition))
+            }
+            _ => None,
+        };
+        DatabaseRead { value, definition }
     }
 
     /// The adapter's failure, projected: a few codes pass through, the rest is
@@ -122,14 +138,16 @@ impl DatabaseRead {
         {
             return Err(contract("source_revision_required"));
         }
-        let provider = v
-            .get("provider")
+        v.get("provider")
             .and_then(Value::as_object)
             .ok_or_else(|| contract("provider_required"))?;
-        let records = v
-            .get("capabilities")
-            .and_then(Value::as_array)
+        let definition = self
+            .definition
+            .as_ref()
             .ok_or_else(|| contract("capabilities_required"))?;
+        let records = definition["capabilities"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
         // Scans come in strictly increasing ID order, each record once.
         let ids: Vec<Option<&str>> = records
             .iter()
@@ -141,11 +159,8 @@ impl DatabaseRead {
         {
             return Err(contract("scan_order_or_duplicate"));
         }
-        let mut definition: Map<String, Value> = provider.clone();
-        definition.insert("capabilities".into(), Value::Array(records.clone()));
-        let definition = Value::Object(definition);
         let validated = validate_provider(
-            &RawDefinitions::Inline(&definition),
+            &RawDefinitions::Inline(definition),
             Some(provider_id),
             roots,
         )?;
@@ -174,13 +189,20 @@ impl DatabaseRead {
             }
         }
         for (i, c) in v.capabilities.iter().enumerate() {
-            let kinds = streams.get(&c.capability_id).and_then(Value::as_object);
+            let kinds = streams.get(&c.capability_id);
             for kind in Kind::ALL {
-                let listed = kinds
-                    .and_then(|k| k.get(kind.as_str()))
-                    .and_then(Value::as_array)
-                    .map(|l| l.iter().map(|item| endpoint(item, provider_id)));
-                let Some(listed) = listed.map(|l| l.collect::<Option<Vec<&str>>>()) else {
+                // Streams read empty are left out (`ReadCollector`); anything else present must
+                // be the list.
+                let listed = match kinds.and_then(|k| k.get(kind.as_str())) {
+                    None if kinds.is_none_or(Value::is_object) => Some(&[][..]),
+                    listed => listed.and_then(Value::as_array).map(Vec::as_slice),
+                };
+                let listed = listed.map(|l| {
+                    l.iter()
+                        .map(|item| endpoint(item, provider_id))
+                        .collect::<Option<Vec<&str>>>()
+                });
+                let Some(listed) = listed else {
                     return Err(contract(&format!("{}_stream_mismatch", kind.as_str()))
                         .detail("capabilityId", c.capability_id.as_str()));
                 };
@@ -201,6 +223,195 @@ impl DatabaseRead {
             }
         }
         Ok(())
+    }
+}
+
+/// The reads of one open or reload, gathered page by page as the JS layer receives them from
+/// each database authority's adapter: the JS layer never holds more than one page. The pages
+/// are kept as JSON text (records and non-empty relation streams), which becomes the
+/// [`DatabaseRead`] of each provider.
+#[derive(Default)]
+pub struct ReadCollector {
+    /// (provider ID, the read as JSON) of each provider read so far.
+    done: Vec<(String, String)>,
+    current: Option<Pending>,
+}
+
+/// A provider being read.
+struct Pending {
+    provider_id: String,
+    /// The view's source fields and working directory at open, as a JSON object.
+    context: String,
+    /// The capability records so far, comma-separated JSON.
+    records: String,
+    /// Each record's capability ID, if a string: which streams the JS layer reads next.
+    ids: Vec<Option<Box<str>>>,
+    /// `"capabilityId":{kind:[…]}` entries, comma-separated, for capabilities with a non-empty
+    /// stream.
+    streams: String,
+    /// The streams of the capability being read (its index, non-empty kinds and their items).
+    node: Option<(u32, Vec<Stream>)>,
+}
+
+/// A relation stream read so far: its kind and items.
+type Stream = (String, Vec<Value>);
+
+fn items(json: &str) -> Result<Vec<Value>> {
+    serde_json::from_str(json).map_err(|_| GraphError::new(Code::Internal))
+}
+
+fn text(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|_| GraphError::new(Code::Internal))
+}
+
+impl Pending {
+    fn flush_node(&mut self) -> Result<()> {
+        let Some((index, kinds)) = self.node.take() else {
+            return Ok(());
+        };
+        let Some(Some(id)) = self.ids.get(index as usize) else {
+            return Err(GraphError::new(Code::Internal));
+        };
+        if kinds.is_empty() {
+            return Ok(());
+        }
+        let map: Map<String, Value> = kinds
+            .into_iter()
+            .map(|(k, v)| (k, Value::Array(v)))
+            .collect();
+        if !self.streams.is_empty() {
+            self.streams.push(',');
+        }
+        self.streams.push_str(&text(&id.as_ref())?);
+        self.streams.push(':');
+        self.streams.push_str(&text(&map)?);
+        Ok(())
+    }
+}
+
+impl ReadCollector {
+    fn pending(&mut self) -> Result<&mut Pending> {
+        self.current
+            .as_mut()
+            .ok_or_else(|| GraphError::new(Code::Internal))
+    }
+
+    /// A read of `provider_id` starts; `context` is the view's source fields and the working
+    /// directory, as a JSON object.
+    pub fn begin(&mut self, provider_id: &str, context: &str) -> Result<()> {
+        if !matches!(serde_json::from_str(context), Ok(Value::Object(_))) {
+            return Err(GraphError::new(Code::Internal));
+        }
+        self.current = Some(Pending {
+            provider_id: provider_id.to_owned(),
+            context: context.to_owned(),
+            records: String::new(),
+            ids: Vec::new(),
+            streams: String::new(),
+            node: None,
+        });
+        Ok(())
+    }
+
+    /// One page of capability records (a JSON array); returns how many records were read.
+    pub fn records(&mut self, page: &str) -> Result<usize> {
+        let p = self.pending()?;
+        for record in items(page)? {
+            p.ids.push(
+                record
+                    .get("capabilityId")
+                    .and_then(Value::as_str)
+                    .map(Box::from),
+            );
+            if !p.records.is_empty() {
+                p.records.push(',');
+            }
+            p.records.push_str(&text(&record)?);
+        }
+        Ok(p.ids.len())
+    }
+
+    /// The capability ID of record `index`, when it is a string (only those have streams).
+    pub fn capability_id(&self, index: usize) -> Option<&str> {
+        self.current.as_ref()?.ids.get(index)?.as_deref()
+    }
+
+    /// One page (a JSON array) of the `kind` stream of record `index`; records are read in
+    /// order, each one's kinds in order.
+    pub fn stream(&mut self, index: usize, kind: &str, page: &str) -> Result<()> {
+        let page = items(page)?;
+        let p = self.pending()?;
+        let index = u32::try_from(index).map_err(|_| GraphError::new(Code::Internal))?;
+        if p.node.as_ref().is_some_and(|(i, _)| *i != index) {
+            p.flush_node()?;
+        }
+        let (_, kinds) = p.node.get_or_insert_with(|| (index, Vec::new()));
+        if page.is_empty() {
+            return Ok(());
+        }
+        match kinds.last_mut() {
+            Some((k, listed)) if k == kind => listed.extend(page),
+            _ => kinds.push((kind.to_owned(), page)),
+        }
+        Ok(())
+    }
+
+    /// The read finished; `after` is the view's source fields as read after the scans.
+    pub fn end(&mut self, after: &str) -> Result<()> {
+        let after: Value =
+            serde_json::from_str(after).map_err(|_| GraphError::new(Code::Internal))?;
+        let mut p = self
+            .current
+            .take()
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        p.flush_node()?;
+        // `{…context, "capabilities": […], "streams": {…}, "after": …}`
+        let context = p.context.trim_end();
+        let mut read =
+            String::with_capacity(context.len() + p.records.len() + p.streams.len() + 64);
+        read.push_str(&context[..context.len() - 1]);
+        if context[1..context.len() - 1].trim().is_empty() {
+            read.push_str(r#""capabilities":["#);
+        } else {
+            read.push_str(r#","capabilities":["#);
+        }
+        read.push_str(&p.records);
+        read.push_str(r#"],"streams":{"#);
+        read.push_str(&p.streams);
+        read.push_str(r#"},"after":"#);
+        read.push_str(&text(&after)?);
+        read.push('}');
+        self.done.push((p.provider_id, read));
+        Ok(())
+    }
+
+    /// The read of `provider_id` failed: `failed` is `{ code }` or `{ reason }` (JSON).
+    pub fn fail(&mut self, provider_id: &str, failed: &str) -> Result<()> {
+        let failed: Value =
+            serde_json::from_str(failed).map_err(|_| GraphError::new(Code::Internal))?;
+        self.current = None;
+        let read = text(&serde_json::json!({ "failed": failed }))?;
+        self.done.push((provider_id.to_owned(), read));
+        Ok(())
+    }
+
+    /// Every read, as the JSON object by provider ID the engine takes; `None` when no database
+    /// authority was read.
+    pub fn into_json(self) -> Result<Option<String>> {
+        if self.done.is_empty() {
+            return Ok(None);
+        }
+        let mut out = String::from("{");
+        for (i, (id, read)) in self.done.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&text(id)?);
+            out.push(':');
+            out.push_str(read);
+        }
+        out.push('}');
+        Ok(Some(out))
     }
 }
 
@@ -256,6 +467,92 @@ mod tests {
         same["streams"] = json!({});
         same["after"] = opened;
         assert!(error(same).is_none());
+    }
+
+    /// The read the collector gathers for provider `p` from `pages` of records and the
+    /// `(record index, kind, page)` stream pages.
+    fn collected(pages: &[Value], streams: &[(usize, &str, Value)]) -> DatabaseRead {
+        let context = json!({
+            "provider": { "providerId": "p", "name": "P", "version": "1" },
+            "sourceRevision": "r1",
+        });
+        let mut opened = context.clone();
+        opened["cwd"] = json!("/srv");
+        let mut c = ReadCollector::default();
+        c.begin("p", &opened.to_string()).unwrap();
+        for page in pages {
+            c.records(&page.to_string()).unwrap();
+        }
+        for (i, kind, page) in streams {
+            c.stream(*i, kind, &page.to_string()).unwrap();
+        }
+        c.end(&context.to_string()).unwrap();
+        let json: Value = serde_json::from_str(&c.into_json().unwrap().unwrap()).unwrap();
+        DatabaseRead::new(json["p"].clone())
+    }
+
+    fn rec(id: &str, extra: Value) -> Value {
+        let mut r =
+            json!({ "capabilityId": id, "name": id, "description": "D.", "whenToUse": "W." });
+        if let (Value::Object(r), Value::Object(extra)) = (&mut r, extra) {
+            r.extend(extra);
+        }
+        r
+    }
+
+    #[test]
+    fn pages_gathered_one_at_a_time_validate_like_a_whole_read() {
+        let roots = Roots {
+            aliases: &[],
+            default_root: false,
+        };
+        let pages = [
+            json!([rec("a", json!({})), rec("b", json!({ "parents": ["a"] }))]),
+            json!([rec("c", json!({ "parents": ["a"] }))]),
+        ];
+        // Every stream is read; empty ones leave nothing behind. `a`'s children come in two
+        // pages.
+        let mut streams = Vec::new();
+        for i in 0..3 {
+            for kind in Kind::ALL {
+                let page = match (i, kind) {
+                    (0, Kind::Children) => json!(["b"]),
+                    (1 | 2, Kind::Parents) => json!(["a"]),
+                    _ => json!([]),
+                };
+                streams.push((i, kind.as_str(), page));
+                if (i, kind) == (0, Kind::Children) {
+                    streams.push((i, kind.as_str(), json!(["c"])));
+                }
+            }
+        }
+        let read = collected(&pages, &streams);
+        assert_eq!(read.knowledge_root(), None);
+        let v = read.validate("p", &roots).unwrap();
+        assert_eq!(v.capabilities.len(), 3);
+
+        // A stream missing an edge the records declare is still caught.
+        streams
+            .retain(|(i, kind, page)| !(*i == 0 && *kind == "children" && page == &json!(["c"])));
+        let e = collected(&pages, &streams)
+            .validate("p", &roots)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), Code::AdapterContractInvalid);
+        assert_eq!(e.details().unwrap()["reason"], "children_stream_mismatch");
+
+        // Nothing read from a database: nothing to hand over.
+        assert_eq!(ReadCollector::default().into_json().unwrap(), None);
+        let mut failed = ReadCollector::default();
+        failed
+            .fail("p", r#"{"reason":"invalid_store_page"}"#)
+            .unwrap();
+        let json: Value = serde_json::from_str(&failed.into_json().unwrap().unwrap()).unwrap();
+        let e = DatabaseRead::new(json["p"].clone())
+            .validate("p", &roots)
+            .err()
+            .unwrap();
+        assert_eq!(e.details().unwrap()["reason"], "invalid_store_page");
     }
 
     #[test]

@@ -433,6 +433,7 @@ impl LexicalIndex {
                     let len = lengths[field as usize] as usize;
                     let norm = 1.0 - B + B * len as f32 / avg[field as usize];
                     for &l in &chunk.tokens[pos..pos + len] {
+                        crate::opcount::tick(crate::opcount::Op::IndexPosting);
                         let w = &mut weighted[l as usize];
                         // Every addend is positive: zero means not seen yet.
                         if *w == 0.0 {
