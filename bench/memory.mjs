@@ -10,16 +10,16 @@ export function gcRssMiB() {
 }
 
 /**
- * The engine's own account of its memory, when the graph offers one: a method at
- * `Symbol.for('cg.stats')` (or `stats`) resolving an object whose `snapshotBytes` (or `bytes`)
- * counts the bytes the snapshots hold. `null` when the graph has no such method.
+ * The engine's own account of its memory: `graph[Symbol.for('capability-graph.stats')]()` gives,
+ * per provider, the heap bytes of its snapshot and of its lexical index once built. Summed over
+ * providers; `null` when the graph has no such method.
  */
 export async function engineStats(graph) {
-  const method = graph[Symbol.for('cg.stats')] ?? graph.stats;
+  const method = graph[Symbol.for('capability-graph.stats')];
   if (typeof method !== 'function') return null;
   const stats = await method.call(graph);
-  const bytes = [stats?.snapshotBytes, stats?.bytes].find((v) => typeof v === 'number');
-  return bytes === undefined ? null : { bytes, stats };
+  const sum = (key) => stats.providers.reduce((total, p) => total + (p[key] ?? 0), 0);
+  return { bytes: sum('snapshotBytes'), indexBytes: sum('lexicalIndexBytes'), stats };
 }
 
 /**

@@ -154,6 +154,7 @@ rows.push(
   ['RSS before open (MiB)', (c) => fixed(c.main.median.rssBeforeOpenMiB)],
   ['RSS after open, after GC, no index (MiB)', (c) => fixed(mem(c).rssAfterOpenMiB)],
   ['RSS with the lexical index built, after GC (MiB)', (c) => fixed(c.main.median.rssWithIndexMiB)],
+  ['lexical index bytes/capability, engine accounting', (c) => fixed(perCap(c, c.main.median.engineIndexBytes), 0)],
   ['snapshot bytes/capability, by RSS delta', (c) => fixed(perCap(c, (mem(c).rssAfterOpenMiB - mem(c).rssBeforeOpenMiB) * 2 ** 20), 0)],
   ['snapshot bytes/capability, engine accounting', (c) => fixed(perCap(c, mem(c).engineBytes), 0)],
   ['  canonical definition bytes/capability', (c) => fixed(perCap(c, c.canonicalBytes), 0)],

@@ -290,6 +290,7 @@ for (const step of STEPS) {
 // Memory with the lexical index built (measured by the first match, when there is one).
 result.rssWithIndexMiB = indexed.rssMiB ?? null;
 result.engineBytesWithIndex = indexed.stats?.bytes ?? null;
+result.engineIndexBytes = indexed.stats?.indexBytes ?? null;
 
 await yieldToLoop();
 heldMs();
