@@ -6,35 +6,16 @@
 //   CG_RECORD_EQUIVALENCE=1 node --test __test__/equivalence.test.mjs
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { family } from './helpers.mjs';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { capabilityId, generate, GENERATOR_VERSION, hasKnowledge, PROVIDER_ID } from '../bench/generate.mjs';
 
 const N = 10_000;
 const record = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'equivalence-10k.json');
 const id = (i) => `${PROVIDER_ID}::${capabilityId(i)}`;
-
-/** Hashes every answer (or error) of a family in order. */
-function family() {
-  const hash = createHash('sha256');
-  let answers = 0;
-  return {
-    async add(promise) {
-      let text;
-      try {
-        text = JSON.stringify(await promise);
-      } catch (error) {
-        text = `!${JSON.stringify({ code: error.code, phase: error.phase, nextAction: error.nextAction, details: error.details })}`;
-      }
-      hash.update(text).update('\n');
-      answers++;
-    },
-    digest: () => ({ answers, sha256: hash.digest('hex') }),
-  };
-}
 
 async function walk(f, graph, query) {
   let cursor;

@@ -1,4 +1,5 @@
 // Shared test helpers: configs for the bundled seed provider and error assertions.
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -58,4 +59,23 @@ export function assertError(error, code, phase, nextAction, details) {
   if (details !== undefined) {
     for (const [k, v] of Object.entries(details)) assert.deepEqual(json.details?.[k], v, JSON.stringify(json));
   }
+}
+
+/** Digests of answers in order (or of their errors): a family of a recorded equivalence. */
+export function family() {
+  const hash = createHash('sha256');
+  let answers = 0;
+  return {
+    async add(promise) {
+      let text;
+      try {
+        text = JSON.stringify(await promise);
+      } catch (error) {
+        text = `!${JSON.stringify({ code: error.code, phase: error.phase, nextAction: error.nextAction, details: error.details })}`;
+      }
+      hash.update(text).update('\n');
+      answers++;
+    },
+    digest: () => ({ answers, sha256: hash.digest('hex') }),
+  };
 }

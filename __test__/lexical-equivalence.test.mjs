@@ -8,10 +8,10 @@
 //   CG_RECORD_LEXICAL=1 node --test __test__/lexical-equivalence.test.mjs
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { family } from './helpers.mjs';
 import { CapabilityGraph, lexicalExecutor } from '@devcodex/capability-graph';
 import { capabilityId, generate, GENERATOR_VERSION, PROVIDER_ID, prng } from '../bench/generate.mjs';
 
@@ -26,25 +26,6 @@ const EVAL = [
 
 const fileSource = (providerId, rootDir) => ({ providerId, authority: { kind: 'file', rootDir, definitionLayout: 'directory' } });
 const intentsOf = (p) => JSON.parse(readFileSync(path.join(examples, p.dir, 'intents.json'), 'utf8')).map((i) => i.intent);
-
-/** Hashes every answer (or error) of a family in order. */
-function family() {
-  const hash = createHash('sha256');
-  let answers = 0;
-  return {
-    async add(promise) {
-      let text;
-      try {
-        text = JSON.stringify(await promise);
-      } catch (error) {
-        text = `!${JSON.stringify({ code: error.code, phase: error.phase, nextAction: error.nextAction, details: error.details })}`;
-      }
-      hash.update(text).update('\n');
-      answers++;
-    },
-    digest: () => ({ answers, sha256: hash.digest('hex') }),
-  };
-}
 
 /** Requests over the generated catalog's vocabulary: words, names, IDs, stems, CJK, nonsense. */
 function generatedIntents() {

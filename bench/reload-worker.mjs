@@ -8,19 +8,12 @@
 // spec: { providers: [{ providerId, root, changed }] } (see reloadTree in generate.mjs).
 
 import * as cg from '@devcodex/capability-graph';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { swapDefinitions } from './generate.mjs';
 import { engineStats, gcRssMiB, peakRss } from './memory.mjs';
+import { holdMonitor, yieldToLoop } from './loop.mjs';
 
 const spec = JSON.parse(process.argv[2]);
-const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-loopDelay.enable();
-const heldMs = () => {
-  const max = loopDelay.max / 1e6;
-  loopDelay.reset();
-  return max;
-};
-const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
+const heldMs = holdMonitor();
 
 const rssBeforeOpenMiB = gcRssMiB();
 let started = performance.now();

@@ -12,9 +12,9 @@
 // (lexicalExecutor) would fail to link.
 import * as cg from '@devcodex/capability-graph';
 import { createRequire } from 'node:module';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { capabilityId, generateLargeDocument, hasKnowledge, prng } from './generate.mjs';
 import { engineStats, gcRssMiB } from './memory.mjs';
+import { holdMonitor, yieldToLoop } from './loop.mjs';
 
 const spec = JSON.parse(process.argv[2]);
 const perProvider = spec.perProvider;
@@ -39,18 +39,8 @@ function randomRefWithKnowledge() {
 const binding = createRequire(import.meta.url)('../binding.js');
 const emptyNapiCall = () => binding.codexVersionOk('', '');
 
-/** Lets timers run (the event-loop monitor's included) between two measured calls. */
-const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
-
-// The longest time anything held the JS thread, per step: a 1 ms timer that notes how late it
-// fires (resolution 1 ms, so values near 1 ms mean "never blocked").
-const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-loopDelay.enable();
-const heldMs = () => {
-  const max = loopDelay.max / 1e6;
-  loopDelay.reset();
-  return max;
-};
+// The longest time anything held the JS thread, per step.
+const heldMs = holdMonitor();
 const intents = ['validate incoming webhook payloads', 'cache signed tokens', 'export pending invoices'];
 
 const CALLS = 1000;

@@ -45,8 +45,8 @@ fn filter_hash(filter: &str) -> String {
     blake3::hash(filter.as_bytes()).to_hex().to_string()
 }
 
-/// Encodes a position; a cursor that would be too long to use is `CG_BUDGET_EXCEEDED`.
-pub fn encode(binding: &Binding, after: &str) -> Result<String> {
+/// The JSON a cursor encodes: its binding and the position `after`.
+fn wire_json(binding: &Binding, after: &str) -> Result<Vec<u8>> {
     let hash = filter_hash(binding.filter);
     let wire = Wire {
         v: VERSION,
@@ -55,7 +55,12 @@ pub fn encode(binding: &Binding, after: &str) -> Result<String> {
         filter: &hash,
         after,
     };
-    let json = serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))?;
+    serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))
+}
+
+/// Encodes a position; a cursor that would be too long to use is `CG_BUDGET_EXCEEDED`.
+pub fn encode(binding: &Binding, after: &str) -> Result<String> {
+    let json = wire_json(binding, after)?;
     if json.len().div_ceil(3) * 4 > MAX_CURSOR_CHARS {
         return Err(GraphError::new(Code::BudgetExceeded).detail("reason", "cursor_too_large"));
     }
@@ -71,16 +76,9 @@ pub struct Lengths {
 
 impl Lengths {
     pub fn new(binding: &Binding) -> Result<Lengths> {
-        let hash = filter_hash(binding.filter);
-        let wire = Wire {
-            v: VERSION,
-            kind: binding.kind,
-            rev: binding.revision,
-            filter: &hash,
-            after: "",
-        };
-        let json = serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))?;
-        Ok(Lengths { base: json.len() })
+        Ok(Lengths {
+            base: wire_json(binding, "")?.len(),
+        })
     }
 
     /// Characters of the cursor that [`encode`] returns for `after`.

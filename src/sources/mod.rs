@@ -15,6 +15,24 @@ use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
 use std::sync::Arc;
 
+/// The `knowledgeRoots` aliases a source's locators may name.
+fn alias_names(source: &ProviderSource) -> Vec<String> {
+    source
+        .knowledge_roots
+        .iter()
+        .map(|(a, _)| a.clone())
+        .collect()
+}
+
+/// Every relative-file locator has a root to resolve against: the provider's own (an inline
+/// provider without `documentRoot` is told so when a document is read) or an alias.
+fn root_rules(aliases: &[String]) -> Roots<'_> {
+    Roots {
+        aliases,
+        default_root: true,
+    }
+}
+
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
 /// (reload); an inline source keeps no definition of its own after it loaded. `database` is
 /// what the JS layer read through a database authority's adapter.
@@ -23,17 +41,8 @@ pub fn load(
     definition: Option<&Value>,
     database: Option<&database::DatabaseRead>,
 ) -> Result<ProviderSnapshot> {
-    let aliases: Vec<String> = source
-        .knowledge_roots
-        .iter()
-        .map(|(a, _)| a.clone())
-        .collect();
-    // Every relative-file locator has a root to resolve against: the provider's own (an
-    // inline provider without `documentRoot` is told so when a document is read) or an alias.
-    let rules = Roots {
-        aliases: &aliases,
-        default_root: true,
-    };
+    let aliases = alias_names(source);
+    let rules = root_rules(&aliases);
     match &source.kind {
         SourceKind::Inline {
             definition: own, ..
@@ -98,15 +107,8 @@ pub fn problems(
     source: &ProviderSource,
     database: Option<&database::DatabaseRead>,
 ) -> Vec<GraphError> {
-    let aliases: Vec<String> = source
-        .knowledge_roots
-        .iter()
-        .map(|(a, _)| a.clone())
-        .collect();
-    let rules = Roots {
-        aliases: &aliases,
-        default_root: true,
-    };
+    let aliases = alias_names(source);
+    let rules = root_rules(&aliases);
     let found = match &source.kind {
         SourceKind::Inline { definition, .. } => roots::open_own(source, None)
             .and_then(|own| roots::bind(source, own))
