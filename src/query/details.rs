@@ -12,7 +12,7 @@ use crate::ids::format_qualified;
 use crate::scope::{Completeness, Meta};
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 const KEYS: [&str; 6] = [
     "requestProviderScope",
@@ -33,6 +33,19 @@ struct NeighbourSummary<'a> {
 struct SummaryGroup<'a> {
     items: Vec<NeighbourSummary<'a>>,
     completeness: Completeness,
+}
+
+/// The eight summary groups, keyed by relation kind in their fixed order; serialised straight
+/// into the answer (no intermediate JSON tree).
+struct Summaries<'a>(Vec<(&'static str, SummaryGroup<'a>)>);
+
+impl Serialize for Summaries<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(kind, group)| (kind, group)))
+    }
 }
 
 /// How a knowledge reference is listed in details: documents whole, collections summarised.
@@ -91,7 +104,7 @@ struct Detail<'a> {
     static_revision: &'a str,
     examples: &'a [String],
     #[serde(rename = "neighborSummaries")]
-    neighbor_summaries: Map<String, Value>,
+    neighbor_summaries: Summaries<'a>,
     knowledge: KnowledgePage<'a>,
 }
 
@@ -111,7 +124,7 @@ fn detail<'a>(
     let provider_id = s.provider_id();
     let qualified_id = format_qualified(provider_id, &c.id);
     let mut truncated = false;
-    let mut neighbor_summaries = Map::new();
+    let mut neighbor_summaries = Summaries(Vec::with_capacity(Kind::ALL.len()));
     for kind in Kind::ALL {
         let all = s.neighbours(node, kind);
         let shown = &all[..all.len().min(limits.neighbours as usize)];
@@ -134,10 +147,7 @@ fn detail<'a>(
                 Completeness::Complete
             },
         };
-        neighbor_summaries.insert(
-            kind.as_str().into(),
-            serde_json::to_value(group).unwrap_or_default(),
-        );
+        neighbor_summaries.0.push((kind.as_str(), group));
     }
     let filter = json!({ "id": qualified_id, "limit": limits.knowledge }).to_string();
     let binding = Binding {
