@@ -225,20 +225,9 @@ impl Engine {
     /// A body read by its public name; errors take phase `document`. Runs off the JS thread.
     /// `answers` and `bodies` are what the host's readers returned for URL documents so far;
     /// while a URL document still needs its reader, the answer is `?` and the requests (JSON).
+    /// A page read's caller can abort it: a local file's scan stops at its next chunk once
+    /// `cancel` is set.
     pub fn read(
-        &self,
-        verb: &str,
-        args: &str,
-        bound: Option<&str>,
-        answers: Option<&str>,
-        bodies: Vec<Option<Vec<u8>>>,
-    ) -> Result<String> {
-        self.read_until(verb, args, bound, answers, bodies, Cancel::default())
-    }
-
-    /// [`Engine::read`] that a page read's caller can abort: a local file's scan stops at its
-    /// next chunk once `cancel` is set.
-    pub fn read_until(
         &self,
         verb: &str,
         args: &str,

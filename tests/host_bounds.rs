@@ -152,7 +152,14 @@ fn every_reader_request_carries_the_reader_deadline() {
         }));
         let args = json!({ "selected": ["acme::x"] }).to_string();
         let answer = engine
-            .read("readDocuments", &args, None, None, Vec::new())
+            .read(
+                "readDocuments",
+                &args,
+                None,
+                None,
+                Vec::new(),
+                Default::default(),
+            )
             .unwrap();
         let pending = answer.strip_prefix('?').expect("the reader is asked first");
         serde_json::from_str::<Value>(pending).unwrap()

@@ -538,7 +538,7 @@ impl NativeGraph {
         });
         PoolTask::run(move || {
             let (bound, answers) = (bound.as_deref(), answers.as_deref());
-            engine.read_until(&verb, &args, bound, answers, bodies, cancel)
+            engine.read(&verb, &args, bound, answers, bodies, cancel)
         })
     }
 

@@ -16,17 +16,6 @@ use model::{CapabilityRecord, ProviderRecord};
 use serde_json::Value;
 use std::collections::HashSet;
 
-/// Definitions as a source delivers them, before validation.
-pub enum RawDefinitions<'a> {
-    /// An inline definition object: provider fields plus `capabilities`.
-    Inline(&'a Value),
-    /// `provider.json` and one value per definition file (sorted by file).
-    Files {
-        provider: &'a Value,
-        capabilities: Vec<(&'a str, &'a Value)>,
-    },
-}
-
 /// A provider whose records passed every rule; capabilities are sorted by ID and `edges[i]`
 /// holds capability `i`'s declared relations as indices into `capabilities`.
 pub struct ValidatedProvider {
@@ -38,36 +27,29 @@ pub struct ValidatedProvider {
 /// Below this many capabilities validation stays on the calling thread.
 const PARALLEL_THRESHOLD: usize = 2048;
 
-/// Validates a provider's definitions. `expected_id` is the configured provider ID (file and
-/// database sources); an inline definition names its own. The error is the first problem.
+/// Validates a definition object (provider fields plus `capabilities`: an inline provider, or
+/// what a database view delivered). `expected_id` is the configured provider ID (database
+/// sources); an inline definition names its own. The error is the first problem. File
+/// providers are validated file by file as they are read ([`validate_files`]).
 pub fn validate_provider(
-    raw: &RawDefinitions,
+    definition: &Value,
     expected_id: Option<&str>,
     roots: &Roots,
 ) -> Result<ValidatedProvider, GraphError> {
-    let (provider_value, provider_file) = match raw {
-        RawDefinitions::Inline(v) => (*v, None),
-        RawDefinitions::Files { provider, .. } => (*provider, Some("provider.json")),
-    };
-    let inline = matches!(raw, RawDefinitions::Inline(_));
-    let provider = provider_part(provider_value, provider_file, inline, expected_id, roots)?;
+    let provider_file = None;
+    let provider = provider_part(definition, provider_file, true, expected_id, roots)?;
     let o = Origin {
         provider_id: Some(&provider.provider_id),
         ..Origin::default()
     };
 
     // (file, prefix, value) per capability, in load order.
-    let inputs: Vec<(Option<&str>, String, &Value)> = match raw {
-        RawDefinitions::Inline(v) => array(&o, &v["capabilities"], "capabilities")?
+    let inputs: Vec<(Option<&str>, String, &Value)> =
+        array(&o, &definition["capabilities"], "capabilities")?
             .iter()
             .enumerate()
             .map(|(i, v)| (None, index("capabilities", i), v))
-            .collect(),
-        RawDefinitions::Files { capabilities, .. } => capabilities
-            .iter()
-            .map(|(file, v)| (Some(*file), String::new(), *v))
-            .collect(),
-    };
+            .collect();
     let records = validate_all(&o, &inputs, roots)?;
     let sources: Vec<(Option<&str>, &str)> = inputs
         .iter()
@@ -373,16 +355,14 @@ pub fn definition_problems_in_file(
 /// field, then the provider-wide rules over the records that passed, without repeating what a
 /// broken record already explains. [`validate_provider`] fails with the first of them.
 pub fn provider_problems(
-    raw: &RawDefinitions,
+    definition: &Value,
     expected_id: Option<&str>,
     roots: &Roots,
 ) -> Vec<GraphError> {
     let mut sink = Vec::new();
-    let (provider_value, provider_file, inline) = match raw {
-        RawDefinitions::Inline(v) => (*v, None, true),
-        RawDefinitions::Files { provider, .. } => (*provider, Some("provider.json"), false),
-    };
-    let provider = provider_part(provider_value, provider_file, inline, expected_id, roots)
+    let provider_value = definition;
+    let provider_file = None;
+    let provider = provider_part(provider_value, provider_file, true, expected_id, roots)
         .map_err(|e| sink.push(e))
         .ok();
     let provider_id = provider_id_of(provider.as_ref(), provider_value, expected_id);
@@ -390,26 +370,20 @@ pub fn provider_problems(
         provider_id,
         ..Origin::default()
     };
-    let inputs: Vec<(Option<&str>, String, &Value)> = match raw {
-        RawDefinitions::Inline(v) => match v.get("capabilities") {
-            // A provider that is no object has no capabilities to check.
-            None => return sink,
-            Some(list) => match array(&o, list, "capabilities") {
-                Ok(list) => list
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (None, index("capabilities", i), v))
-                    .collect(),
-                Err(e) => {
-                    sink.push(e);
-                    return sink;
-                }
-            },
+    let inputs: Vec<(Option<&str>, String, &Value)> = match definition.get("capabilities") {
+        // A provider that is no object has no capabilities to check.
+        None => return sink,
+        Some(list) => match array(&o, list, "capabilities") {
+            Ok(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (None, index("capabilities", i), v))
+                .collect(),
+            Err(e) => {
+                sink.push(e);
+                return sink;
+            }
         },
-        RawDefinitions::Files { capabilities, .. } => capabilities
-            .iter()
-            .map(|(file, v)| (Some(*file), String::new(), *v))
-            .collect(),
     };
     let checked = inputs
         .iter()

@@ -100,23 +100,22 @@ impl HostBodies {
                 continue;
             };
             let field = |name: &str| a.get(name).and_then(Value::as_str).map(str::to_owned);
+            // The bytes a reader delivered travel beside the answers; each is taken once.
+            let mut buffer = || {
+                a.get("buffer")
+                    .and_then(Value::as_u64)
+                    .and_then(|i| buffers.get_mut(i as usize))
+                    .and_then(Option::take)
+            };
             let answer = match a.get("kind").and_then(Value::as_str) {
                 Some("body") => Answer::Body {
-                    bytes: a
-                        .get("buffer")
-                        .and_then(Value::as_u64)
-                        .and_then(|i| buffers.get_mut(i as usize))
-                        .and_then(Option::take),
+                    bytes: buffer(),
                     content_type: field("contentType"),
                     content_id: field("contentId"),
                     source: field("source"),
                 },
                 Some("streamed") => Answer::Streamed {
-                    window: a
-                        .get("buffer")
-                        .and_then(Value::as_u64)
-                        .and_then(|i| buffers.get_mut(i as usize))
-                        .and_then(Option::take),
+                    window: buffer(),
                     content_id: field("contentId"),
                     total: a.get("totalBytes").and_then(Value::as_u64),
                     content_type: field("contentType"),

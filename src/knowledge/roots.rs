@@ -39,9 +39,14 @@ fn find_package(from: &Path, name: &str) -> Option<PathBuf> {
         .find_map(|candidate| real_dir(&candidate))
 }
 
-/// Reads a package's `package.json` and checks it names the package; returns its identity.
+/// The identity of the package whose directory is at `dir` now, read by path: what a later
+/// read compares with the identity bound, to tell a reinstalled package from the one bound.
 pub fn package_identity(dir: &Path, name: &str) -> Option<String> {
-    let file = fs::File::open(dir.join("package.json")).ok()?;
+    identity_in(fs::File::open(dir.join("package.json")).ok()?, name)
+}
+
+/// Checks a `package.json` names the package; returns its identity (name, version, hash).
+fn identity_in(file: fs::File, name: &str) -> Option<String> {
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > PACKAGE_JSON_MAX_BYTES {
         return None;
@@ -80,18 +85,23 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
                     "package installed where resolveFrom can require it",
                 )
             })?;
-            let identity = package_identity(&dir, package_name).ok_or_else(|| {
-                unusable(
-                    format!("{at}.packageName"),
-                    "package with a readable package.json naming it",
-                )
-            })?;
             let handle = open_dir(&dir).ok_or_else(|| {
                 unusable(
                     format!("{at}.packageName"),
                     "package directory that can be opened",
                 )
             })?;
+            // Read beneath the handle just opened: the identity bound is that directory's.
+            let identity = handle
+                .open_file("package.json")
+                .ok()
+                .and_then(|file| identity_in(file, package_name))
+                .ok_or_else(|| {
+                    unusable(
+                        format!("{at}.packageName"),
+                        "package with a readable package.json naming it",
+                    )
+                })?;
             Ok(BoundRoot {
                 handle,
                 identity,

@@ -5,7 +5,7 @@
 //! any definitions; the scan order and every relation stream are checked against them, so an
 //! inconsistent database never becomes a snapshot.
 
-use crate::definitions::{validate_provider, RawDefinitions, Roots, ValidatedProvider};
+use crate::definitions::{validate_provider, Roots, ValidatedProvider};
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
 use crate::snapshot::Kind;
 use serde_json::{Map, Value};
@@ -159,11 +159,7 @@ impl DatabaseRead {
         {
             return Err(contract("scan_order_or_duplicate"));
         }
-        let validated = validate_provider(
-            &RawDefinitions::Inline(definition),
-            Some(provider_id),
-            roots,
-        )?;
+        let validated = validate_provider(definition, Some(provider_id), roots)?;
         self.check_streams(&validated, provider_id)?;
         Ok(validated)
     }

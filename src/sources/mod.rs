@@ -6,8 +6,7 @@ pub mod file;
 
 use crate::config::{ProviderSource, SourceKind};
 use crate::definitions::{
-    file_problems, provider_problems, validate_files, validate_provider, CheckedDefinition,
-    RawDefinitions, Roots,
+    file_problems, provider_problems, validate_files, validate_provider, CheckedDefinition, Roots,
 };
 use crate::error::{Code, GraphError, Result};
 use crate::knowledge::roots;
@@ -48,8 +47,8 @@ pub fn load(
             definition: own, ..
         } => {
             let roots = roots::bind(source, roots::open_own(source, None)?)?;
-            let raw = RawDefinitions::Inline(definition.unwrap_or(own));
-            let validated = validate_provider(&raw, None, &rules)?;
+            let raw = definition.unwrap_or(own);
+            let validated = validate_provider(raw, None, &rules)?;
             Ok(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::Inline,
@@ -112,7 +111,7 @@ pub fn problems(
     let found = match &source.kind {
         SourceKind::Inline { definition, .. } => roots::open_own(source, None)
             .and_then(|own| roots::bind(source, own))
-            .map(|_| provider_problems(&RawDefinitions::Inline(definition), None, &rules)),
+            .map(|_| provider_problems(definition, None, &rules)),
         SourceKind::File { root, layout } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);

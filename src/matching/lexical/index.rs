@@ -575,7 +575,7 @@ impl LexicalIndex {
 mod tests {
     use super::super::tokenize::is_cjk_term;
     use super::*;
-    use crate::definitions::{validate_provider, RawDefinitions, Roots};
+    use crate::definitions::{validate_provider, Roots};
     use crate::snapshot::{AuthorityKind, DocumentRoots};
     use serde_json::{json, Value};
     use std::collections::BTreeSet;
@@ -588,7 +588,7 @@ mod tests {
             aliases: &[],
             default_root: false,
         };
-        let v = validate_provider(&RawDefinitions::Inline(&definition), None, &roots).unwrap();
+        let v = validate_provider(&definition, None, &roots).unwrap();
         let roots = DocumentRoots {
             default_root: None,
             aliases: Vec::new(),
