@@ -134,13 +134,10 @@ impl Engine {
             }
             crate::memory::release_free_memory();
         };
-        if std::thread::Builder::new()
+        // No thread to spare: the first match builds the index on the pool instead.
+        let _ = std::thread::Builder::new()
             .name("cg-lexical-index".into())
-            .spawn(build)
-            .is_err()
-        {
-            // No thread to spare: the first match builds the index on the pool instead.
-        }
+            .spawn(build);
     }
 
     /// Builds every served snapshot's lexical index on the calling thread (the operation

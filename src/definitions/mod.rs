@@ -37,7 +37,7 @@ pub fn validate_provider(
     roots: &Roots,
 ) -> Result<ValidatedProvider, GraphError> {
     let provider_file = None;
-    let provider = provider_part(definition, provider_file, true, expected_id, roots)?;
+    let provider = provider_part(definition, provider_file, expected_id, roots)?;
     let o = Origin {
         provider_id: Some(&provider.provider_id),
         ..Origin::default()
@@ -83,13 +83,7 @@ pub fn validate_files(
     roots: &Roots,
 ) -> Result<ValidatedProvider, GraphError> {
     let provider_file = Some("provider.json");
-    let provider = provider_part(
-        provider_value,
-        provider_file,
-        false,
-        Some(expected_id),
-        roots,
-    )?;
+    let provider = provider_part(provider_value, provider_file, Some(expected_id), roots)?;
     let mut names = Vec::with_capacity(files.len());
     let mut records = Vec::with_capacity(files.len());
     for (file, record) in files {
@@ -101,20 +95,18 @@ pub fn validate_files(
 }
 
 /// The provider record: its shape, size and fields, and the configured ID when there is one.
+/// A definition object (inline or a database view's) has no file and holds its capabilities;
+/// a file provider's `provider.json` holds only the provider.
 fn provider_part(
     provider_value: &Value,
     provider_file: Option<&str>,
-    inline: bool,
     expected_id: Option<&str>,
     roots: &Roots,
 ) -> Result<ProviderRecord, GraphError> {
-    // An inline definition names its own provider; use that name in errors when it is valid.
-    let named = provider_value
-        .get("providerId")
-        .and_then(Value::as_str)
-        .filter(|id| crate::ids::is_id(id));
+    let inline = provider_file.is_none();
     let provider_origin = Origin {
-        provider_id: expected_id.or(named),
+        // A definition object names its own provider; that name is used when it is valid.
+        provider_id: expected_id.or(named_id(provider_value)),
         file: provider_file,
         ..Origin::default()
     };
@@ -360,12 +352,11 @@ pub fn provider_problems(
     roots: &Roots,
 ) -> Vec<GraphError> {
     let mut sink = Vec::new();
-    let provider_value = definition;
     let provider_file = None;
-    let provider = provider_part(provider_value, provider_file, true, expected_id, roots)
+    let provider = provider_part(definition, provider_file, expected_id, roots)
         .map_err(|e| sink.push(e))
         .ok();
-    let provider_id = provider_id_of(provider.as_ref(), provider_value, expected_id);
+    let provider_id = provider_id_of(provider.as_ref(), definition, expected_id);
     let o = Origin {
         provider_id,
         ..Origin::default()
@@ -414,15 +405,9 @@ pub fn file_problems(
 ) -> Vec<GraphError> {
     let mut sink = Vec::new();
     let provider_file = Some("provider.json");
-    let provider = provider_part(
-        provider_value,
-        provider_file,
-        false,
-        Some(expected_id),
-        roots,
-    )
-    .map_err(|e| sink.push(e))
-    .ok();
+    let provider = provider_part(provider_value, provider_file, Some(expected_id), roots)
+        .map_err(|e| sink.push(e))
+        .ok();
     let o = Origin {
         provider_id: Some(expected_id),
         ..Origin::default()
@@ -450,12 +435,15 @@ fn provider_id_of<'v>(
     provider
         .map(|p| p.provider_id.as_str())
         .or(expected_id)
-        .or_else(|| {
-            provider_value
-                .get("providerId")
-                .and_then(Value::as_str)
-                .filter(|id| crate::ids::is_id(id))
-        })
+        .or_else(|| named_id(provider_value))
+}
+
+/// The `providerId` a definition names, when it is a valid ID.
+fn named_id(provider_value: &Value) -> Option<&str> {
+    provider_value
+        .get("providerId")
+        .and_then(Value::as_str)
+        .filter(|id| crate::ids::is_id(id))
 }
 
 /// Each definition's own problems, then the provider-wide rules over those that passed.

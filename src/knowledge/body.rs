@@ -6,7 +6,7 @@
 use super::Located;
 use crate::error::{input_invalid as invalid, Code, GraphError, NextAction, Result};
 use crate::fsx::Stamp;
-use crate::snapshot::revision::content_id;
+use crate::snapshot::revision::{content_id, content_id_of};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,7 +47,7 @@ impl Cancel {
     }
 }
 
-fn not_utf8() -> GraphError {
+pub(super) fn not_utf8() -> GraphError {
     GraphError::new(Code::DocumentUnreadable).detail("reason", "invalid_utf8")
 }
 
@@ -136,7 +136,7 @@ fn scan(file: &mut File, cancel: &Cancel) -> Result<String> {
     if !carry.is_empty() {
         return Err(not_utf8());
     }
-    Ok(format!("k:{}", &hasher.finalize().to_hex()[..16]))
+    Ok(content_id_of(hasher.finalize()))
 }
 
 fn is_continuation(b: u8) -> bool {

@@ -249,7 +249,7 @@ impl HostBodies {
                 Ok(Some((page, content_type.clone())))
             }
             Answer::Refused { reason } if reason.as_deref() == Some("invalid_utf8") => {
-                Err(GraphError::new(Code::DocumentUnreadable).detail("reason", "invalid_utf8"))
+                Err(super::body::not_utf8())
             }
             Answer::Refused { .. } => Err(contract("reader_stream_invalid")),
             other => {

@@ -4,7 +4,7 @@
 //! one pass over it and one page of memory.
 
 use crate::error::{Code, GraphError, Result};
-use crate::snapshot::revision::hex16;
+use crate::snapshot::revision::content_id_of;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -136,7 +136,7 @@ impl StreamCheck {
             Some(Refusal::NotUtf8) => json!({ "kind": "refused", "reason": "invalid_utf8" }),
             None => json!({
                 "kind": "streamed",
-                "contentId": format!("k:{}", hex16(self.hasher.finalize())),
+                "contentId": content_id_of(self.hasher.finalize()),
                 "totalBytes": self.total,
                 "contentType": self.content_type,
             }),

@@ -89,7 +89,12 @@ pub fn composite_revision<'a>(revisions: impl IntoIterator<Item = (&'a str, &'a 
 
 /// `"k:"` + 16 hex of blake3 over a document's raw bytes.
 pub fn content_id(bytes: &[u8]) -> String {
-    format!("k:{}", hex16(blake3::hash(bytes)))
+    content_id_of(blake3::hash(bytes))
+}
+
+/// The content ID of a document hashed incrementally (scanned or streamed in chunks).
+pub fn content_id_of(hash: blake3::Hash) -> String {
+    format!("k:{}", hex16(hash))
 }
 
 #[cfg(test)]

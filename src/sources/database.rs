@@ -90,10 +90,11 @@ impl DatabaseRead {
             );
         }
         let code = failed.get("code").and_then(Value::as_str);
-        Some(
-            project_component_error(Component::DatabaseAuthority, code, Phase::Load)
-                .with_phase(Phase::Load),
-        )
+        Some(project_component_error(
+            Component::DatabaseAuthority,
+            code,
+            Phase::Load,
+        ))
     }
 
     /// The provider's default document root, if the view named one; a relative one is taken
@@ -193,14 +194,17 @@ impl DatabaseRead {
                     None if kinds.is_none_or(Value::is_object) => Some(&[][..]),
                     listed => listed.and_then(Value::as_array).map(Vec::as_slice),
                 };
+                let mismatch = || {
+                    contract(&format!("{}_stream_mismatch", kind.as_str()))
+                        .detail("capabilityId", c.capability_id.as_str())
+                };
                 let listed = listed.map(|l| {
                     l.iter()
                         .map(|item| endpoint(item, provider_id))
                         .collect::<Option<Vec<&str>>>()
                 });
                 let Some(listed) = listed else {
-                    return Err(contract(&format!("{}_stream_mismatch", kind.as_str()))
-                        .detail("capabilityId", c.capability_id.as_str()));
+                    return Err(mismatch());
                 };
                 let Some(listed) = listed else {
                     return Err(contract("neighbor_identity_invalid")
@@ -213,8 +217,7 @@ impl DatabaseRead {
                         .zip(want)
                         .all(|(&got, &w)| got == v.capabilities[w as usize].capability_id);
                 if !same {
-                    return Err(contract(&format!("{}_stream_mismatch", kind.as_str()))
-                        .detail("capabilityId", c.capability_id.as_str()));
+                    return Err(mismatch());
                 }
             }
         }

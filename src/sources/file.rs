@@ -7,6 +7,7 @@
 
 use crate::error::{Code, GraphError, Phase};
 use crate::fsx::beneath::{Dir, EntryType, Refusal, RootDir};
+use crate::fsx::Stamp;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -16,7 +17,6 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
-use std::time::SystemTime;
 
 /// The largest definition or manifest file that is read at all: the record limit of the
 /// definitions it holds.
@@ -620,30 +620,19 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Size and modification time, as seen through the open handle.
-#[derive(PartialEq)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-}
-
-impl Stamp {
-    fn of(file: &File) -> Result<Stamp, Reason> {
-        let meta = file.metadata().map_err(|_| Reason::FileUnreadable)?;
-        if !meta.is_file() {
-            return Err(Reason::NotRegularFile);
-        }
-        Ok(Stamp {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        })
+/// The file's stamp through the open handle; it must be a regular file.
+fn stamp_of(file: &File) -> Result<Stamp, Reason> {
+    let meta = file.metadata().map_err(|_| Reason::FileUnreadable)?;
+    if !meta.is_file() {
+        return Err(Reason::NotRegularFile);
     }
+    Ok(Stamp::of(&meta))
 }
 
 /// Reads the whole file into `bytes`, refusing it if it is too large or was written to while
 /// being read. One byte past the budget is requested so that growth during the read shows.
 fn read_whole(file: &File, bytes: &mut Vec<u8>) -> Result<(), Reason> {
-    let before = Stamp::of(file)?;
+    let before = stamp_of(file)?;
     if before.len > RECORD_MAX_BYTES {
         return Err(Reason::FileTooLarge);
     }
@@ -651,7 +640,7 @@ fn read_whole(file: &File, bytes: &mut Vec<u8>) -> Result<(), Reason> {
     file.take(RECORD_MAX_BYTES + 1)
         .read_to_end(bytes)
         .map_err(|_| Reason::FileUnreadable)?;
-    let after = Stamp::of(file)?;
+    let after = stamp_of(file)?;
     if after != before || bytes.len() as u64 != before.len {
         return Err(Reason::FileChangedWhileReading);
     }
@@ -689,7 +678,7 @@ mod tests {
     impl Fixture {
         fn new() -> Fixture {
             static COUNTER: AtomicU64 = AtomicU64::new(0);
-            let nanos = SystemTime::now()
+            let nanos = std::time::SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos());
             let name = format!(
