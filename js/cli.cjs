@@ -11,6 +11,7 @@ const { native, unwrap, call } = require('./native.cjs');
 
 const VERSION = require('../package.json').version;
 const CONFIG_MAX_BYTES = 1024 * 1024;
+const CONFIG_MAX = `${CONFIG_MAX_BYTES / 1024 / 1024} MiB`;
 const DEFAULT_CONFIG = 'capability-graph.json';
 
 // --- arguments ------------------------------------------------------------------------------
@@ -59,7 +60,7 @@ Maintenance
   migrate DIR [--dry-run]                     legacy *.capability.json → directory layout
 
 Common flags
-  --config FILE   JSON config (default ./capability-graph.json, at most 1 MiB)
+  --config FILE   JSON config (default ./capability-graph.json, at most ${CONFIG_MAX})
   --json          JSON output (the default when stdout is not a terminal)
   --scope P1,P2   narrow the provider scope
   --revision REV  serve from this static revision
@@ -159,7 +160,7 @@ function configHint({ file, problem }) {
     return `capability-graph: config file ${name} does not exist; create one with \`capability-graph init DIR\` or pass --config FILE\n`;
   }
   if (problem === 'invalid') return `capability-graph: config file ${name} is not valid JSON holding an object\n`;
-  return `capability-graph: config file ${name} cannot be read (not a readable regular file of at most 1 MiB)\n`;
+  return `capability-graph: config file ${name} cannot be read (not a readable regular file of at most ${CONFIG_MAX})\n`;
 }
 
 /** The config as `CapabilityGraph.open` takes it: roots relative to the config file, the

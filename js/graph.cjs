@@ -820,7 +820,7 @@ function formatQualifiedId(value) {
   return unwrap(call(native.formatQualifiedId, toWireJson(value)));
 }
 
-/** @internal Verbs the CLI uses that are not part of the public surface (export, checkDocuments). */
+/** @internal What the CLI uses that is not part of the public surface (export, checkDocuments, diagnose). */
 const internal = {
   query: (graph, verb, query) => runQuery(graph, verb, wire(query)),
   /** Every definition problem of each provider of `config` (what `open` stops at first). */

@@ -12,7 +12,7 @@ function isMissing(error, pkg) {
   return (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String(error.message).includes(`'${pkg}`);
 }
 
-/** `require(specifier)` from the MCP SDK, or CG_CONFIG_INVALID / check_config with details.package. */
+/** `require` of `subpath` of the MCP SDK, or CG_CONFIG_INVALID / check_config with details.package. */
 function requireMcpSdk(subpath) {
   try {
     return require(`${MCP_SDK}/${subpath}`);

@@ -49,4 +49,4 @@ function missingBinding() {
   return new Proxy({}, { get: (_, name) => (name === 'then' ? undefined : fail) });
 }
 
-module.exports = { platformName, bindingMissing, missingBinding };
+module.exports = { platformName, missingBinding };

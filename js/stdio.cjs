@@ -137,4 +137,4 @@ class StdioServerTransport {
   }
 }
 
-module.exports = { StdioServerTransport, DEFAULT_MAX_MESSAGE_BYTES };
+module.exports = { StdioServerTransport };
