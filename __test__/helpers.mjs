@@ -79,3 +79,15 @@ export function family() {
     digest: () => ({ answers, sha256: hash.digest('hex') }),
   };
 }
+
+/** The evidence of a knowledge retriever whose index is current for `input`: its revisions,
+ *  the given per-target `documents`, now, and one config revision on both sides. */
+export const currentEvidence = (input, documents, configRevision = 'c') => ({
+  staticRevisionByProvider: input.staticRevisionByProvider,
+  mappingRevision: input.mappingRevision,
+  observedAt: new Date().toISOString(),
+  freshness: 'current',
+  sourceConfigRevision: configRevision,
+  indexedConfigRevision: configRevision,
+  documents,
+});

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, createToolAdapter } from '@devcodex/capability-graph';
-import { cap, inline, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
+import { cap, inline, rejectsWith, seedRoot, seedSource, currentEvidence } from './helpers.mjs';
 
 async function withRetriever(retrieve, extra = {}) {
   const calls = [];
@@ -295,15 +295,7 @@ function honestRetriever(overrides = {}) {
             hits.push({ id: t.id, knowledgeId: t.knowledgeId, contentId: read.contentId, source: read.source, startOffset: at, endOffset: at + Buffer.byteLength(snippet), snippet, score: 1 });
           }
         }
-        const evidence = {
-          staticRevisionByProvider: input.staticRevisionByProvider,
-          mappingRevision: input.mappingRevision,
-          observedAt: new Date().toISOString(),
-          freshness: 'current',
-          sourceConfigRevision: 'cfg-1',
-          indexedConfigRevision: 'cfg-1',
-          documents,
-        };
+        const evidence = currentEvidence(input, documents, 'cfg-1');
         return overrides.answer ? overrides.answer({ hits, evidence, input, access }) : { hits, evidence };
       },
     },
@@ -464,7 +456,7 @@ test('queryKnowledge: URL documents are read through the host readers, also for 
       const contentId = readFirst ? (await access.read({ id: t.id, knowledgeId: t.knowledgeId }, { maxBytes: 1024 })).contentId : known;
       const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: contentId, indexedContentId: contentId };
       const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId, source: url, startOffset: 6, endOffset: 18, snippet: 'Serve pages.' };
-      return { hits: [hit], evidence: { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [document] } };
+      return { hits: [hit], evidence: currentEvidence(input, [document]) };
     },
   };
   const web = inline('web', [cap('pages', { knowledge: [{ kind: 'document', knowledgeId: 'W-01', role: 'guide', locator: { type: 'http', url } }] })]);
@@ -501,7 +493,7 @@ test('queryKnowledge: access reads in flight when retrieve returns complete, and
       else if (mode.current === 'later') setTimeout(() => inFlight.push(access.read(target, { maxBytes: 1024 })), 0);
       const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: known, indexedContentId: known };
       const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId: known, source: url, startOffset: 6, endOffset: 18, snippet: 'Serve pages.' };
-      return { hits: [hit], evidence: { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [document] } };
+      return { hits: [hit], evidence: currentEvidence(input, [document]) };
     },
   };
   const web = inline('web', [cap('pages', { knowledge: [{ kind: 'document', knowledgeId: 'W-01', role: 'guide', locator: { type: 'http', url } }] })]);
@@ -560,7 +552,7 @@ test('queryKnowledge: documents larger than read.maxBytes are scanned, not held,
       const snippet = 'The needle: retries back off exponentially.';
       const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId: scanned.contentId, source: 'big.md', startOffset: at, endOffset: at + snippet.length, snippet };
       const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: scanned.contentId, indexedContentId: scanned.contentId };
-      const evidence = { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [document] };
+      const evidence = currentEvidence(input, [document]);
       return { hits: [hit, { ...hit, startOffset: at + 1, endOffset: at + 1 + snippet.length }], evidence };
     },
   };
@@ -573,7 +565,7 @@ test('queryKnowledge: documents larger than read.maxBytes are scanned, not held,
     // A retriever that reads nothing: the engine identifies the file itself; a change since
     // the index was built is stale evidence, never an empty result.
     const contentId = r.items[0].contentId;
-    const blind = { id: 'blind', retrieve: (input) => ({ hits: [], evidence: { staticRevisionByProvider: input.staticRevisionByProvider, mappingRevision: input.mappingRevision, observedAt: new Date().toISOString(), freshness: 'current', sourceConfigRevision: 'c', indexedConfigRevision: 'c', documents: [{ id: input.targets[0].id, knowledgeId: 'B-01', sourceContentId: contentId, indexedContentId: contentId }] } }) };
+    const blind = { id: 'blind', retrieve: (input) => ({ hits: [], evidence: currentEvidence(input, [{ id: input.targets[0].id, knowledgeId: 'B-01', sourceContentId: contentId, indexedContentId: contentId }]) }) };
     const second = await CapabilityGraph.open({ providers: [big], knowledgeRetriever: blind });
     assert.equal((await second.queryKnowledge({ text: 'x', selected: ['big::guide'] })).knowledgeState, 'searched');
     writeFileSync(path.join(dir, 'big.md'), `${body}!`);

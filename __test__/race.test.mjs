@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CapabilityGraph } from '@devcodex/capability-graph';
-import { cap } from './helpers.mjs';
+import { cap, currentEvidence } from './helpers.mjs';
 
 const swapper = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'swap-race.py');
 const python = spawnSync('python3', ['-c', 'import ctypes; ctypes.CDLL(None).renameat2'], { encoding: 'utf8' });
@@ -99,7 +99,8 @@ test('document, page, specification and retriever reads never serve bytes from o
     providers: [{ definition, documentRoot: t.root }],
     knowledgeRetriever: {
       id: 'race',
-      async retrieve({ targets, mappingRevision, staticRevisionByProvider }, access) {
+      async retrieve(input, access) {
+        const { targets } = input;
         for (const target of targets) {
           try {
             t2.text(Buffer.from((await access.read({ id: target.id, knowledgeId: target.knowledgeId }, { maxBytes: 4096 })).bytes).toString("utf8"));
@@ -109,15 +110,7 @@ test('document, page, specification and retriever reads never serve bytes from o
         }
         return {
           hits: [],
-          evidence: {
-            staticRevisionByProvider,
-            mappingRevision,
-            observedAt: new Date().toISOString(),
-            freshness: 'current',
-            sourceConfigRevision: 'c',
-            indexedConfigRevision: 'c',
-            documents: [],
-          },
+          evidence: currentEvidence(input, []),
         };
       },
     },
