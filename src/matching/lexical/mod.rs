@@ -12,6 +12,8 @@ pub use index::LexicalIndex;
 pub use tokenize::Tokenizer;
 
 use crate::snapshot::ProviderSnapshot;
+use index::Postings;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use tokenize::{is_cjk_bigram, is_cjk_term};
 
@@ -110,71 +112,96 @@ pub fn rank(
         })
         .collect();
     let intent_weight: f64 = terms.iter().filter(|t| t.unit).map(|t| t.weight).sum();
-    let mut evidence = term_evidence(&indexes, &terms);
-    let by_id = named_by_id(snapshots, intent);
-    let by_name = named_by_name(&indexes, &sequence);
-    for e in &mut evidence {
-        e.1.by_id = by_id.binary_search(&e.0).is_ok();
-        e.1.by_name = by_name.binary_search(&e.0).is_ok();
-    }
-    // Named candidates that share no word with the request still count.
-    for (key, id) in by_id
-        .iter()
-        .map(|k| (k, true))
-        .chain(by_name.iter().map(|k| (k, false)))
-    {
-        if !evidence.iter().any(|(k, _)| k == key) {
-            evidence.push((*key, Evidence::default()));
-        }
-        if let Some((_, e)) = evidence.iter_mut().find(|(k, _)| k == key) {
-            e.by_id |= id;
-            e.by_name |= !id;
-        }
-    }
-    if evidence.is_empty() || intent_weight <= 0.0 {
+    if intent_weight <= 0.0 {
         return Vec::new();
     }
-    let mut ranked: Vec<Ranked> = evidence
-        .into_iter()
-        .map(|((provider, node), e)| {
-            let confidence = confidence(&e, intent_weight, &terms);
-            // Naming a capability outranks any amount of shared vocabulary.
-            let bonus = if e.by_id {
-                2.0 * intent_weight
-            } else if e.by_name {
-                0.5 * intent_weight
-            } else {
-                0.0
-            };
-            Ranked {
+    let by_id = named_by_id(snapshots, intent);
+    let by_name = named_by_name(&indexes, &sequence);
+    let needed = needed_weight(intent_weight, &terms);
+    // Candidates are judged as their evidence is complete; only what is accepted and close to
+    // the best so far is kept (the best only rises, so nothing dropped could come back).
+    let mut ranked: Vec<Ranked> = Vec::new();
+    let mut top = 0.0f64;
+    // Judges a candidate; true when the request names it.
+    let mut judge = |(provider, node): (usize, u32), mut e: Evidence| -> bool {
+        e.by_id = by_id.binary_search(&(provider, node)).is_ok();
+        e.by_name = by_name.binary_search(&(provider, node)).is_ok();
+        let confidence = confidence(&e, needed);
+        if !(confidence >= min_score && confidence > 0.0) {
+            return e.by_id || e.by_name;
+        }
+        // Naming a capability outranks any amount of shared vocabulary.
+        let bonus = if e.by_id {
+            2.0 * intent_weight
+        } else if e.by_name {
+            0.5 * intent_weight
+        } else {
+            0.0
+        };
+        let score = e.score + bonus;
+        top = top.max(score);
+        if score >= top * RELATIVE_CUTOFF {
+            ranked.push(Ranked {
                 provider,
                 node,
-                score: e.score + bonus,
+                score,
                 confidence,
                 reason: String::new(),
                 by_id: e.by_id,
                 by_name: e.by_name,
-            }
-        })
-        .filter(|r| r.confidence >= min_score && r.confidence > 0.0)
-        .collect();
-    // Only what is close to the best is ever returned: cut before sorting.
-    let top = ranked.iter().map(|r| r.score).fold(0.0, f64::max);
-    ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
-    ranked.sort_by(|a, b| {
-        b.score.total_cmp(&a.score).then_with(|| {
-            let id = |r: &Ranked| {
-                let s = snapshots[r.provider];
-                (s.provider_id(), s.capability(r.node).id.as_str())
-            };
-            id(a).cmp(&id(b))
-        })
+            });
+        }
+        e.by_id || e.by_name
+    };
+    let mut named_with_words: Vec<(usize, u32)> = Vec::new();
+    term_evidence(&indexes, &terms, &mut |key, e| {
+        if judge(key, e) {
+            named_with_words.push(key);
+        }
     });
-    ranked.truncate(limit);
+    // Named candidates that share no word with the request still count.
+    let mut unworded: Vec<(usize, u32)> = by_id.iter().chain(&by_name).copied().collect();
+    unworded.sort_unstable();
+    unworded.dedup();
+    unworded.retain(|key| named_with_words.binary_search(key).is_err());
+    for key in unworded {
+        judge(key, Evidence::default());
+    }
+    ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
+    // Ties break by provider ID, then capability ID: a snapshot holds its capabilities sorted
+    // by ID, so within a provider the capability's position is its ID's order.
+    let mut providers: Vec<usize> = (0..snapshots.len()).collect();
+    providers.sort_by_key(|&p| snapshots[p].provider_id());
+    let mut provider_rank = vec![0; snapshots.len()];
+    for (rank, p) in providers.into_iter().enumerate() {
+        provider_rank[p] = rank;
+    }
+    let order = |a: &Ranked, b: &Ranked| -> Ordering {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| provider_rank[a.provider].cmp(&provider_rank[b.provider]))
+            .then_with(|| a.node.cmp(&b.node))
+    };
+    // A large catalog can leave many candidates near the best: sort only the first `limit`.
+    if limit == 0 {
+        ranked.clear();
+    } else if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit - 1, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_by(order);
     for r in &mut ranked {
         r.reason = reason::reason(snapshots[r.provider], r.node, r.by_id, r.by_name, &terms);
     }
     ranked
+}
+
+/// The weight of request words a candidate must cover to be fully confident: the whole request,
+/// but never more than [`LONG_REQUEST_TERMS`] words' worth of its mean weight.
+fn needed_weight(intent_weight: f64, terms: &[QueryTerm]) -> f64 {
+    let units = terms.iter().filter(|t| t.unit).count();
+    let mean = intent_weight / units.max(1) as f64;
+    intent_weight.min(LONG_REQUEST_TERMS * mean)
 }
 
 /// How sure the executor is that a candidate is what the request asks for, in 0..=1.
@@ -184,13 +211,10 @@ pub fn rank(
 /// never asked to be covered by more than [`LONG_REQUEST_TERMS`] words' worth of weight; a
 /// multi-word name in the request counts as at least half. One shared word is weak evidence
 /// (a request about chess rules is not about lifecycle rules): it counts half.
-fn confidence(e: &Evidence, intent_weight: f64, terms: &[QueryTerm]) -> f64 {
+fn confidence(e: &Evidence, needed: f64) -> f64 {
     if e.by_id {
         return 1.0;
     }
-    let units = terms.iter().filter(|t| t.unit).count();
-    let mean = intent_weight / units.max(1) as f64;
-    let needed = intent_weight.min(LONG_REQUEST_TERMS * mean);
     let mut covered = (e.covered / needed).min(1.0);
     if e.words < 2 {
         covered *= 0.5;
@@ -202,90 +226,146 @@ fn confidence(e: &Evidence, intent_weight: f64, terms: &[QueryTerm]) -> f64 {
     }
 }
 
+/// One posting list feeding a request term: the term's own postings, a shared-stem relative's,
+/// or (for a CJK character) those of a request bigram that contains it.
+struct Feed<'a> {
+    postings: Postings<'a>,
+    /// The list's current capability and its saturating term frequency; `None` once read.
+    head: Option<(u32, f32)>,
+    /// The request term (its position) the list offers credit for.
+    term: usize,
+    /// Score per unit of saturating term frequency.
+    score: f64,
+    /// Covered weight offered to every capability on the list.
+    covered: f64,
+}
+
+impl<'a> Feed<'a> {
+    fn new(mut postings: Postings<'a>, term: usize, score: f64, covered: f64) -> Self {
+        Feed {
+            head: postings.next(),
+            postings,
+            term,
+            score,
+            covered,
+        }
+    }
+}
+
+/// The posting lists that credit each request term in `index`, in request-term order.
+fn feeds<'a>(index: &'a LexicalIndex, terms: &'a [QueryTerm]) -> Vec<Feed<'a>> {
+    let mut feeds = Vec::new();
+    for (k, term) in terms.iter().enumerate() {
+        let cover = if term.unit { term.weight } else { 0.0 };
+        feeds.push(Feed::new(
+            index.postings(&term.text),
+            k,
+            term.rank_weight,
+            cover,
+        ));
+        if term.unit && is_cjk_term(&term.text) {
+            for bigram in terms
+                .iter()
+                .filter(|t| !t.unit && t.text.contains(term.text.as_str()))
+            {
+                feeds.push(Feed::new(index.postings(&bigram.text), k, 0.0, term.weight));
+            }
+        } else if term.unit && term.text.len() >= MIN_PREFIX {
+            let (rank, w) = (
+                term.rank_weight * PREFIX_CREDIT,
+                term.weight * PREFIX_CREDIT,
+            );
+            for relative in index.prefix_relatives(&term.text, MIN_PREFIX, MIN_PREFIX_SHARE) {
+                feeds.push(Feed::new(index.postings(relative), k, rank, w));
+            }
+        }
+    }
+    feeds
+}
+
+/// Capabilities scored together: the accumulators of a window stay in the processor's cache,
+/// where one accumulator per capability of a large catalog would make every posting a miss.
+const WINDOW: u32 = 4096;
+
 /// Per-candidate accumulator: totals over terms, and the best credit of the current term.
 #[derive(Clone, Copy, Default)]
 struct Slot {
     score: f64,
     covered: f64,
     words: u32,
-    seen: bool,
     /// Which term `term_score` and `term_covered` belong to (its position + 1).
     stamp: u32,
     term_score: f64,
     term_covered: f64,
 }
 
-/// Score and covered weight of every candidate sharing a term with the request. Each unit term
-/// adds the best credit any of its forms earns in a candidate: itself, a shared-stem relative,
-/// or (for a CJK character) a matching bigram of the request that contains it; bigrams add
-/// score only. Accumulators are dense arrays: a common word touches a large share of a large
-/// catalog, where hashing every candidate would cost more than the scoring.
-fn term_evidence(indexes: &[&LexicalIndex], terms: &[QueryTerm]) -> Vec<((usize, u32), Evidence)> {
-    let mut out = Vec::new();
+/// Hands `judge` the score and covered weight of every candidate sharing a term with the
+/// request, by provider and capability ascending. Each unit term adds the best credit any of
+/// its forms earns in a candidate: itself, a shared-stem relative, or (for a CJK character) a
+/// matching bigram of the request that contains it; bigrams add score only. Terms are added in
+/// request order, a window of capabilities at a time.
+fn term_evidence(
+    indexes: &[&LexicalIndex],
+    terms: &[QueryTerm],
+    judge: &mut impl FnMut((usize, u32), Evidence),
+) {
+    let mut slots = vec![Slot::default(); WINDOW as usize];
     let mut local: Vec<u32> = Vec::new();
+    // The window's candidates, one bit each: read in order, they need no sorting.
+    let mut touched = [0u64; WINDOW as usize / 64];
     for (p, index) in indexes.iter().enumerate() {
-        let mut slots = vec![Slot::default(); index.documents as usize];
-        let mut touched: Vec<u32> = Vec::new();
-        for (k, term) in terms.iter().enumerate() {
-            let stamp = k as u32 + 1;
-            let mut offer = |doc: u32, score: f64, covered: f64| {
-                let s = &mut slots[doc as usize];
-                if s.stamp != stamp {
-                    s.stamp = stamp;
-                    s.term_score = 0.0;
-                    s.term_covered = 0.0;
-                    local.push(doc);
-                }
-                s.term_score = s.term_score.max(score);
-                s.term_covered = s.term_covered.max(covered);
-            };
-            let cover = if term.unit { term.weight } else { 0.0 };
-            for (doc, sat) in index.postings(&term.text) {
-                offer(doc, term.rank_weight * f64::from(sat), cover);
-            }
-            if term.unit && is_cjk_term(&term.text) {
-                for bigram in terms
-                    .iter()
-                    .filter(|t| !t.unit && t.text.contains(term.text.as_str()))
-                {
-                    for (doc, _) in index.postings(&bigram.text) {
-                        offer(doc, 0.0, term.weight);
+        let mut feeds = feeds(index, terms);
+        // Windows no list reaches are skipped.
+        while let Some(first) = feeds
+            .iter()
+            .filter_map(|f| f.head)
+            .map(|(doc, _)| doc)
+            .min()
+        {
+            let base = first - first % WINDOW;
+            let end = base.saturating_add(WINDOW);
+            for group in feeds.chunk_by_mut(|a, b| a.term == b.term) {
+                let stamp = group[0].term as u32 + 1;
+                for feed in group {
+                    while let Some((doc, sat)) = feed.head.filter(|&(doc, _)| doc < end) {
+                        let s = &mut slots[(doc - base) as usize];
+                        if s.stamp != stamp {
+                            s.stamp = stamp;
+                            s.term_score = 0.0;
+                            s.term_covered = 0.0;
+                            local.push(doc - base);
+                        }
+                        s.term_score = s.term_score.max(feed.score * f64::from(sat));
+                        s.term_covered = s.term_covered.max(feed.covered);
+                        feed.head = feed.postings.next();
                     }
                 }
-            } else if term.unit && term.text.len() >= MIN_PREFIX {
-                let w = term.weight * PREFIX_CREDIT;
-                let rank = term.rank_weight * PREFIX_CREDIT;
-                for relative in index.prefix_relatives(&term.text, MIN_PREFIX, MIN_PREFIX_SHARE) {
-                    for (doc, sat) in index.postings(relative) {
-                        offer(doc, rank * f64::from(sat), w);
+                for at in local.drain(..) {
+                    let s = &mut slots[at as usize];
+                    touched[at as usize / 64] |= 1 << (at % 64);
+                    s.score += s.term_score;
+                    s.covered += s.term_covered;
+                    if s.term_covered > 0.0 {
+                        s.words += 1;
                     }
                 }
             }
-            for doc in local.drain(..) {
-                let s = &mut slots[doc as usize];
-                if !s.seen {
-                    s.seen = true;
-                    touched.push(doc);
-                }
-                s.score += s.term_score;
-                s.covered += s.term_covered;
-                if s.term_covered > 0.0 {
-                    s.words += 1;
+            for (w, bits) in touched.iter_mut().enumerate() {
+                while *bits != 0 {
+                    let at = w as u32 * 64 + bits.trailing_zeros();
+                    *bits &= *bits - 1;
+                    let s = std::mem::take(&mut slots[at as usize]);
+                    let e = Evidence {
+                        score: s.score,
+                        covered: s.covered,
+                        words: s.words,
+                        ..Evidence::default()
+                    };
+                    judge((p, base + at), e);
                 }
             }
         }
-        out.extend(touched.into_iter().map(|doc| {
-            let s = &slots[doc as usize];
-            let e = Evidence {
-                score: s.score,
-                covered: s.covered,
-                words: s.words,
-                ..Evidence::default()
-            };
-            ((p, doc), e)
-        }));
     }
-    out
 }
 
 /// Dotted capability IDs written in the request (`objects.checksum`, `eval.objstore::objects.get`,
