@@ -5,7 +5,19 @@
 const { GraphError } = require('./errors.cjs');
 const pkg = require('../package.json');
 
-const ARCH = { x64: 'x86_64', arm64: 'aarch64' };
+const NODE_CPU = { x86_64: 'x64', aarch64: 'arm64' };
+const LIBC = { gnu: 'glibc', musl: 'musl' };
+
+/** `x86_64-unknown-linux-gnu` → { triple, platform: 'linux-x64-gnu', os, cpu, libc } — napi's
+ *  naming of a target, as process.platform/arch and the platform packages spell it. */
+function platformOf(triple) {
+  const [arch, vendor, system, abi] = triple.split('-');
+  const os = vendor === 'apple' && system === 'darwin' ? 'darwin' : system === 'windows' ? 'win32' : system === 'linux' ? 'linux' : undefined;
+  const cpu = NODE_CPU[arch];
+  if (!os || !cpu || (os === 'linux' && !LIBC[abi])) throw new Error(`unsupported target ${triple}`);
+  const platform = os === 'darwin' ? `${os}-${cpu}` : `${os}-${cpu}-${abi}`;
+  return { triple, platform, os, cpu, libc: os === 'linux' ? LIBC[abi] : undefined };
+}
 
 /** `linux-x64-gnu`, `linux-arm64-musl`, `darwin-arm64`, `win32-x64-msvc`… as napi names them. */
 function platformName() {
@@ -17,12 +29,7 @@ function platformName() {
 }
 
 /** The napi target triple this process would need, when it is one we build. */
-function targetOf(platform) {
-  const [os, arch, abi] = platform.split('-');
-  const cpu = ARCH[arch];
-  const triple = { linux: `${cpu}-unknown-linux-${abi}`, darwin: `${cpu}-apple-darwin`, win32: `${cpu}-pc-windows-${abi}` }[os];
-  return pkg.napi.targets.includes(triple) ? triple : undefined;
-}
+const targetOf = (platform) => pkg.napi.targets.find((triple) => platformOf(triple).platform === platform);
 
 /** CG_CONFIG_INVALID / check_config naming the platform seen and what would serve it. */
 function bindingMissing() {
@@ -49,4 +56,4 @@ function missingBinding() {
   return new Proxy({}, { get: (_, name) => (name === 'then' ? undefined : fail) });
 }
 
-module.exports = { platformName, missingBinding };
+module.exports = { platformName, platformOf, missingBinding };

@@ -15,20 +15,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 
-const NODE_CPU = { x86_64: 'x64', aarch64: 'arm64' };
-const LIBC = { gnu: 'glibc', musl: 'musl' };
 const LABEL = { linux: 'Linux', darwin: 'macOS', win32: 'Windows' };
 
-/** `x86_64-unknown-linux-gnu` → { platform: 'linux-x64-gnu', os, cpu, libc } (napi's naming). */
-export function platformOf(triple) {
-  const [arch, vendor, system, abi] = triple.split('-');
-  const os = vendor === 'apple' && system === 'darwin' ? 'darwin' : system === 'windows' ? 'win32' : system === 'linux' ? 'linux' : undefined;
-  const cpu = NODE_CPU[arch];
-  if (!os || !cpu || (os === 'linux' && !LIBC[abi])) throw new Error(`unsupported target ${triple}`);
-  const platform = os === 'darwin' ? `${os}-${cpu}` : `${os}-${cpu}-${abi}`;
-  return { triple, platform, os, cpu, libc: os === 'linux' ? LIBC[abi] : undefined };
-}
+/** `x86_64-unknown-linux-gnu` → { platform: 'linux-x64-gnu', os, cpu, libc }: the loader's own
+ *  mapping, so the packages are named as the loader looks for them. */
+export const { platformOf } = createRequire(import.meta.url)('../js/platform.cjs');
 
 const read = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const json = (value) => JSON.stringify(value, null, 2) + '\n';
