@@ -216,7 +216,7 @@ impl Engine {
         };
         self.call(bound)
             .and_then(|call| run(&call, args))
-            .map_err(|e| e.in_verb(Phase::Query))
+            .map_err(|e| e.in_verb(verb_phase(verb)))
     }
 
     /// A body read by its public name; errors take phase `document`. Runs off the JS thread.
@@ -248,7 +248,7 @@ impl Engine {
         if let Some(requests) = host.pending() {
             return Ok(format!("?{requests}"));
         }
-        result.map_err(|e| e.in_verb(Phase::Document))
+        result.map_err(|e| e.in_verb(verb_phase(verb)))
     }
 
     /// A verb that may need a host component (`match`, `retrieveCapabilities`,
@@ -256,21 +256,15 @@ impl Engine {
     /// phase `match`, the others `query` (but `CG_GRAPH_CLOSED`).
     pub fn start(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<Started> {
         let call = self.call(bound);
-        match verb {
-            "match" => call
-                .and_then(|call| matching::start(&call, args, self.executor.as_ref()))
-                .map_err(|e| e.in_verb(Phase::Match)),
-            "retrieveCapabilities" => call
-                .and_then(|call| backends::retrieve_start(&call, args))
-                .map_err(|e| e.in_verb(Phase::Query)),
-            "queryRuntime" => call
-                .and_then(|call| backends::runtime_start(&call, args))
-                .map_err(|e| e.in_verb(Phase::Query)),
+        let started = match verb {
+            "match" => call.and_then(|call| matching::start(&call, args, self.executor.as_ref())),
+            "retrieveCapabilities" => call.and_then(|call| backends::retrieve_start(&call, args)),
+            "queryRuntime" => call.and_then(|call| backends::runtime_start(&call, args)),
             "queryKnowledge" => call
-                .and_then(|call| knowledge_search::knowledge_start(&call, args, self.has_readers))
-                .map_err(|e| e.in_verb(Phase::Query)),
-            _ => Err(invalid("verb", "a verb served by a host component")),
-        }
+                .and_then(|call| knowledge_search::knowledge_start(&call, args, self.has_readers)),
+            _ => return Err(invalid("verb", "a verb served by a host component")),
+        };
+        started.map_err(|e| e.in_verb(verb_phase(verb)))
     }
 
     /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5); `databases` holds what the
@@ -278,7 +272,7 @@ impl Engine {
     pub fn reload(&self, args: &str, databases: Option<&str>) -> Result<String> {
         let targets = self
             .reload_targets(args)
-            .map_err(|e| e.in_verb(Phase::Lifecycle))?;
+            .map_err(|e| e.in_verb(verb_phase("reload")))?;
         let mut databases = database_reads(databases);
         self.store.serialized(|| {
             let mut entries = Vec::with_capacity(targets.len());
