@@ -312,6 +312,19 @@ test('a page over its limit or with a cursor that does not advance fails the rea
   }
 });
 
+test('a record value that is not plain JSON is CG_DEFINITION_INVALID naming its field, as inline', async () => {
+  const record = { capabilityId: 'a', name: 'A', description: 'D.', whenToUse: 'W.' };
+  const cyclic = { ...record, examples: [] };
+  cyclic.examples.push(cyclic);
+  for (const [bad, field] of [
+    [{ ...record, name: 1n }, 'capabilities[0].name'],
+    [cyclic, 'capabilities[0].examples[0]'],
+  ]) {
+    const { source: s } = viewWith({ view: () => ({ scanCapabilities: async () => ({ items: [bad] }), neighbors: async () => ({ items: [] }) }) });
+    await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_DEFINITION_INVALID', 'load', 'fix_input', { field, reason: 'non_json_value' });
+  }
+});
+
 test('a page answered after its read passed the deadline never reaches the next provider', async () => {
   const a = seedDatabase();
   const b = seedDatabase();
