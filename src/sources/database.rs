@@ -231,8 +231,9 @@ impl DatabaseRead {
     }
 }
 
-/// How large a page the adapter is asked for: at most this many items, and (scans) bytes.
+/// The items a page is asked for (`limit`); a page holding more breaks the page rules.
 pub const PAGE_LIMIT: usize = 100;
+/// The bytes of JSON a scan page is asked for at most (`maxBytes`).
 pub const PAGE_MAX_BYTES: u64 = 262_144;
 
 /// The reads of one open or reload, gathered page by page as the JS layer receives them from
@@ -313,7 +314,7 @@ struct WirePage<'a> {
     next_cursor: Option<Value>,
 }
 
-/// A record's capability ID, read without parsing the rest of it.
+/// A record's capability ID, read without building the rest of it.
 #[derive(Deserialize)]
 struct RecordId {
     #[serde(rename = "capabilityId")]
