@@ -995,9 +995,10 @@ export interface DatabasePageRequest {
 }
 
 export interface DatabasePage<T> {
+  /** At most the request's `limit` (else `invalid_store_page`). */
   items: T[];
-  /** Must advance and come with at least one item (else `invalid_store_page`); absent (or null)
-   *  on the last page. */
+  /** Must advance (non-empty, never one the same list gave before) and come with at least one
+   *  item (else `invalid_store_page`); absent (or null) on the last page. */
   nextCursor?: string | null;
 }
 

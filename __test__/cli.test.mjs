@@ -156,6 +156,20 @@ test('help and help <command> print help and exit 0; so does <command> --help', 
         assert.match(r.stdout, /--config FILE/);
       }
     }
+    // A command with more than one form lists every form.
+    for (const args of [['help', 'read'], ['read', '--help']]) {
+      const r = p.run(...args);
+      assert.equal(r.code, 0, args.join(' '));
+      const forms = r.stdout.split('\n\n')[0].split('\n');
+      assert.deepEqual(
+        forms.map((l) => l.trim().replace(/\s+/g, ' ')),
+        [
+          'Usage: capability-graph read ID [--knowledge K]… [--role R]… [--locale L]… read documents',
+          'capability-graph read ID --knowledge K [--max-bytes N] [--cursor C] read one document by pages',
+        ],
+      );
+      assert.equal(forms[1].indexOf('capability-graph'), 'Usage: '.length, 'forms line up');
+    }
   } finally {
     p.cleanup();
   }

@@ -104,9 +104,6 @@ test('an inconsistent or failing database never becomes a snapshot', async () =>
   for (const [tamper, code] of [
     [{ unsorted: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
     [{ stream: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
-    [{ stuckCursor: true, pageSize: 2 }, 'CG_ADAPTER_CONTRACT_INVALID'],
-    [{ cyclingCursor: true, pageSize: 2 }, 'CG_ADAPTER_CONTRACT_INVALID'],
-    [{ bloated: true }, 'CG_ADAPTER_CONTRACT_INVALID'],
     [{ openView: new Error('connection refused to db at /var/run/secret.sock') }, 'CG_CONFIG_INVALID'],
   ]) {
     const db = seedDatabase();
@@ -287,6 +284,82 @@ test('a database past a deadline or bound fails the read with its reason, never 
     assertError(report.providers[0].error, 'CG_CONFIG_INVALID', 'load', 'check_config', { reason });
     assert.equal((await graph.listProviders()).items[0].staticRevision, before);
   }
+  await graph.close();
+});
+
+test('a page over its limit or with a cursor that does not advance fails the read: invalid_store_page', async () => {
+  // A cursor equal to the one asked with, or one seen earlier in the same list.
+  for (const tamper of [{ bloated: true }, { stuckCursor: true, pageSize: 2 }, { cyclingCursor: true, pageSize: 2 }]) {
+    const db = seedDatabase();
+    db.tamper = tamper;
+    await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), 'CG_CONFIG_INVALID', 'load', 'check_config', { reason: 'invalid_store_page' });
+  }
+  const record = JSON.parse(readFileSync(path.join(seedRoot, 'capabilities', readdirSync(path.join(seedRoot, 'capabilities'))[0]), 'utf8'));
+  for (const overrides of [
+    { view: () => ({ neighbors: async (id, kind, { limit }) => ({ items: Array.from({ length: limit + 1 }, () => 'route') }) }) },
+    // An empty cursor would ask for the first page again.
+    { view: () => ({ scanCapabilities: async () => ({ items: [record], nextCursor: '' }) }) },
+    { view: () => ({ neighbors: async (id, kind, { cursor }) => ({ items: ['route'], nextCursor: cursor ?? 'again' }) }) },
+  ]) {
+    const { source: s } = viewWith(overrides);
+    await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_CONFIG_INVALID', 'load', 'check_config', { reason: 'invalid_store_page' });
+  }
+  // A page without an items array, or a cursor that is not a string, breaks the adapter contract.
+  for (const scanCapabilities of [async () => null, async () => ({ items: 'x' }), async () => ({ items: [record], nextCursor: 7 })]) {
+    const { source: s } = viewWith({ view: () => ({ scanCapabilities }) });
+    const e = await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
+    assert.equal(e.details, undefined);
+  }
+});
+
+test('a record value that is not plain JSON is CG_DEFINITION_INVALID naming its field, as inline', async () => {
+  const record = { capabilityId: 'a', name: 'A', description: 'D.', whenToUse: 'W.' };
+  const cyclic = { ...record, examples: [] };
+  cyclic.examples.push(cyclic);
+  for (const [bad, field] of [
+    [{ ...record, name: 1n }, 'capabilities[0].name'],
+    [cyclic, 'capabilities[0].examples[0]'],
+  ]) {
+    const { source: s } = viewWith({ view: () => ({ scanCapabilities: async () => ({ items: [bad] }), neighbors: async () => ({ items: [] }) }) });
+    await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_DEFINITION_INVALID', 'load', 'fix_input', { field, reason: 'non_json_value' });
+  }
+});
+
+test('a page answered after its read passed the deadline never reaches the next provider', async () => {
+  const a = seedDatabase();
+  const b = seedDatabase();
+  b.provider = { ...b.provider, providerId: 'seed.copy' };
+  const adapters = { a: a.adapter(), b: b.adapter() };
+  const through = (key) => ({ id: key, openView: (providerId) => adapters[key].openView(providerId) });
+  const graph = await CapabilityGraph.open({
+    providers: [
+      { providerId: 'seed.http', authority: { kind: 'database', adapter: through('a') } },
+      { providerId: 'seed.copy', authority: { kind: 'database', adapter: through('b') } },
+    ],
+    budgets: { database: { readTimeoutMs: 1000 } },
+  });
+  // The first provider's scan answers only once the second provider's read has begun.
+  let answer;
+  const stale = new Promise((resolve) => (answer = resolve));
+  const ghost = { capabilityId: 'zz.ghost', name: 'Ghost', description: 'Late.', whenToUse: 'Never.' };
+  const [first, second] = [adapters.a, adapters.b];
+  adapters.a = { openView: async (providerId) => ({ ...(await first.openView(providerId)), scanCapabilities: () => stale }) };
+  adapters.b = {
+    openView: async (providerId) => {
+      const view = await second.openView(providerId);
+      const scan = view.scanCapabilities;
+      view.scanCapabilities = async (page) => {
+        answer({ items: [ghost] });
+        await new Promise((resolve) => setImmediate(resolve));
+        return scan(page);
+      };
+      return view;
+    },
+  };
+  const report = await graph.reload();
+  const entry = (id) => report.providers.find((p) => p.providerId === id);
+  assertError(entry('seed.http').error, 'CG_CONFIG_INVALID', 'load', 'check_config', { reason: 'database_read_timeout' });
+  assert.equal(entry('seed.copy').ok, true, JSON.stringify(entry('seed.copy')));
   await graph.close();
 });
 

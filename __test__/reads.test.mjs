@@ -2,11 +2,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, createToolAdapter } from '@devcodex/capability-graph';
-import { assertError, cap, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
+import { assertError, cap, rejectsWith, repoRoot, seedRoot, seedSource } from './helpers.mjs';
 
 const doc = (knowledgeId, locator, extra = {}) => ({ kind: 'document', knowledgeId, role: 'guide', locator, ...extra });
 const file = (p, root) => (root ? { type: 'relative-file', path: p, root } : { type: 'relative-file', path: p });
@@ -248,6 +248,74 @@ test('knowledge roots: directories and installed packages (scoped, with spaces a
     );
   } finally {
     await graph.close();
+    t.cleanup();
+  }
+});
+
+test('a package root reinstalled after open fails its documents root_changed until the bound package is back', async () => {
+  const t = tempTree();
+  const lib = path.join(t.root, 'app', 'node_modules', 'lib');
+  const manifest = (version) => JSON.stringify({ name: 'lib', version });
+  t.put('app/node_modules/lib/package.json', manifest('1.0.0'));
+  t.put('app/node_modules/lib/a.md', '# a\n');
+  t.put('app/node_modules/lib/b.md', '# b\n');
+  t.put('docs/c.md', '# c\n');
+  const knowledge = [doc('A', file('a.md', 'pkg')), doc('B', file('b.md', 'pkg')), doc('C', file('c.md', 'docs'))];
+  const knowledgeRoots = {
+    docs: { kind: 'directory', rootDir: path.join(t.root, 'docs') },
+    pkg: { kind: 'package', packageName: 'lib', resolveFrom: path.join(t.root, 'app') },
+  };
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge })] };
+  const graph = await CapabilityGraph.open({ providers: [{ definition, knowledgeRoots }] });
+  const read = async () => (await graph.readDocuments({ selected: ['acme::x'] })).results;
+  const changed = (results) => {
+    for (const slot of results.slice(0, 2)) assertError(slot.error, 'CG_DOCUMENT_UNREADABLE', 'document', 'retry', { reason: 'root_changed' });
+    assert.equal(results[2].value.text, '# c\n', 'a directory root is not the package');
+    assertNoPath(results, t.root);
+  };
+  try {
+    assert.deepEqual((await read()).map((s) => s.value.text), ['# a\n', '# b\n', '# c\n']);
+    // Rewritten in place as another version.
+    t.put('app/node_modules/lib/package.json', manifest('1.0.1'));
+    changed(await read());
+    t.put('app/node_modules/lib/package.json', manifest('1.0.0'));
+    assert.ok((await read()).every((s) => s.ok));
+    // Replaced by a new directory at the same place.
+    renameSync(lib, `${lib}-old`);
+    t.put('app/node_modules/lib/package.json', manifest('2.0.0'));
+    changed(await read());
+  } finally {
+    await graph.close();
+    t.cleanup();
+  }
+});
+
+test('a package directory that cannot be opened is CG_CONFIG_INVALID naming its packageName', async () => {
+  const t = tempTree();
+  t.put('app/node_modules/lib/package.json', JSON.stringify({ name: 'lib', version: '1.0.0' }));
+  const config = {
+    providers: [{ definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [] }, knowledgeRoots: { pkg: { kind: 'package', packageName: 'lib', resolveFrom: path.join(t.root, 'app') } } }],
+  };
+  try {
+    const graph = await CapabilityGraph.open(config);
+    await graph.close();
+    // The same package, in a process out of file descriptors: found, but not opened.
+    const child = `
+      const { CapabilityGraph } = await import('@devcodex/capability-graph');
+      const { openSync, closeSync } = await import('node:fs');
+      const taken = [];
+      try { for (;;) taken.push(openSync('/dev/null', 'r')); } catch {}
+      let out;
+      try { await CapabilityGraph.open(JSON.parse(process.argv[1])); out = 'opened'; } catch (e) { out = JSON.stringify(e.toJSON()); }
+      for (const fd of taken) closeSync(fd);
+      process.stdout.write(out);`;
+    const out = execFileSync('sh', ['-c', 'ulimit -n 64 && exec "$0" --input-type=module -e "$1" "$2"', process.execPath, child, JSON.stringify(config)], { cwd: repoRoot, encoding: 'utf8' });
+    assertError(JSON.parse(out), 'CG_CONFIG_INVALID', 'load', 'check_config', {
+      path: 'providers[0].knowledgeRoots["pkg"].packageName',
+      expected: 'package directory that can be opened',
+    });
+    assertNoPath(out, t.root);
+  } finally {
     t.cleanup();
   }
 });

@@ -74,12 +74,13 @@ function usage(field) {
 /** `table[name]` when `name` is one of its own keys (never an Object.prototype member). */
 const own = (table, name) => (table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined);
 
-/** The help of one command: its line of the overview, then the common flags. */
+/** The help of one command: its lines of the overview (one per form), then the common flags. */
 function commandHelp(command) {
   const lines = HELP.split('\n');
-  const line = lines.find((l) => l.startsWith(`  ${command} `) || l === `  ${command}`).trim();
+  const forms = lines.filter((l) => l.startsWith(`  ${command} `) || l === `  ${command}`).map((l) => l.trim());
   const common = lines.slice(lines.indexOf('Common flags'));
-  return [`Usage: capability-graph ${line}`, '', ...common].join('\n');
+  const heads = forms.map((form, i) => `${i === 0 ? 'Usage: ' : '       '}capability-graph ${form}`);
+  return [...heads, '', ...common].join('\n');
 }
 
 /** Parses argv into { command, args, flags }; any unknown command or flag is a usage error. */

@@ -4,7 +4,7 @@
 // load without the native binary).
 
 const catalog = require('./engine-tables.cjs').errorCatalog;
-const { toWireJson } = require('./pure-json.cjs');
+const { toWireJson, NON_JSON_KEY } = require('./pure-json.cjs');
 
 let engine;
 /**
@@ -54,7 +54,7 @@ function deepFreeze(value) {
 function hostFields(init) {
   // Another GraphError is taken as its JSON.
   const fields = JSON.parse(toWireJson(isGraphError(init) ? init.toJSON() : init));
-  if (fields === null || typeof fields !== 'object' || Array.isArray(fields) || '$cgNonJson' in fields) throw inputInvalid('$');
+  if (fields === null || typeof fields !== 'object' || Array.isArray(fields) || NON_JSON_KEY in fields) throw inputInvalid('$');
   if (!(typeof fields.code === 'string' && byCode.has(fields.code))) throw inputInvalid('code');
   if (fields.phase !== undefined && !Object.hasOwn(Phase, fields.phase)) throw inputInvalid('phase');
   if (fields.nextAction !== undefined && !Object.hasOwn(NextAction, fields.nextAction)) throw inputInvalid('nextAction');

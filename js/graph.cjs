@@ -417,44 +417,20 @@ function knowledgeAccess(pending, readers, active) {
   };
 }
 
-/** Pages the engine asks a database adapter for at a time. */
-const DATABASE_PAGE = { limit: 100, maxBytes: 262_144 };
-const NEIGHBOR_KINDS = require('./engine-tables.cjs').neighborKinds;
 /** Verbs whose work grows with the graph: they run on the libuv pool, never on this thread. */
 const POOL_VERBS = new Set(require('./engine-tables.cjs').poolVerbs);
 
-/** A database read stopped by a bound, deadline or page rule (`reason`, named by the engine). */
+/** A database read stopped by a deadline (`reason`, named by the engine). */
 class Stopped {
   constructor(reason) {
     this.reason = reason;
   }
 }
+/** A database read the engine's collector stopped, its failure recorded there. */
+const COLLECTOR_STOPPED = Symbol('collectorStopped');
 
-/** The UTF-8 size of a record as JSON. */
-const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value) ?? '');
-
-/**
- * Walks every page of a paged adapter call, handing each page's items to `take` and keeping
- * none. A page over its limit, or a cursor seen before (a loop that would never end), breaks
- * the contract; a page that carries a cursor must carry an item, so every page moves the read
- * on.
- */
-async function eachPage(fetch, take) {
-  const seen = new Set();
-  let cursor;
-  for (;;) {
-    const page = await fetch(cursor);
-    if (page === null || typeof page !== 'object' || !Array.isArray(page.items) || page.items.length > DATABASE_PAGE.limit) {
-      throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
-    }
-    take(page.items);
-    if (page.nextCursor === undefined || page.nextCursor === null) return;
-    if (page.items.length === 0) throw new Stopped('invalid_store_page');
-    if (typeof page.nextCursor !== 'string' || seen.has(page.nextCursor)) throw { code: 'CG_ADAPTER_CONTRACT_INVALID' };
-    seen.add(page.nextCursor);
-    cursor = page.nextCursor;
-  }
-}
+/** A view's page as the collector takes it: its `items` and `nextCursor`, read once. */
+const wirePage = (page) => toWireJson(page !== null && typeof page === 'object' ? { items: page.items, nextCursor: page.nextCursor } : {});
 
 /** The view fields that describe the source, as plain JSON (compared by the engine). */
 function sourceContext(view) {
@@ -463,58 +439,35 @@ function sourceContext(view) {
 
 /**
  * Reads one provider whole through an open view into `reads` (the engine's collector), a page
- * at a time: the provider record, every capability record (scan order), and each capability's
- * eight relation streams, within `budgets.database`: each adapter call within `callTimeoutMs`,
- * at most `maxRecords` records and `maxBytes` of JSON. The view's source fields are read when
- * it opens and again after the scans. `signal` aborts when the whole read is past its deadline.
+ * at a time: the collector names each call to make (the capability records, then each
+ * capability's eight relation streams), judges each page and says when the read is over or
+ * stopped. Each adapter call runs within `budgets.callTimeoutMs`. The view's source fields are
+ * read when it opens and again after the scans. `signal` aborts when the whole read is past its
+ * deadline; from then on nothing more reaches the collector, which reads the next provider.
  */
 async function readView(adapter, providerId, budgets, active, signal, reads) {
   const step = async (invoke) => {
     if (signal.aborted) throw new Stopped('database_read_timeout');
+    let answer;
     try {
-      return await bounded(invoke, { timeoutMs: budgets.callTimeoutMs, active });
+      answer = await bounded(invoke, { timeoutMs: budgets.callTimeoutMs, active });
     } catch (error) {
       if (error === TIMED_OUT) throw new Stopped('database_call_timeout');
       throw error;
     }
+    if (signal.aborted) throw new Stopped('database_read_timeout');
+    return answer;
   };
   let view;
   try {
     view = await step(() => adapter.openView(providerId));
     const opened = sourceContext(view);
-    unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }))));
-    let records = 0;
-    let bytes = jsonBytes(opened.provider);
-    // Everything read counts against maxBytes: records and relation stream items alike.
-    const countBytes = (items) => {
-      for (const item of items) bytes += jsonBytes(item);
-      if (bytes > budgets.maxBytes) throw new Stopped('database_too_many_bytes');
-    };
-    await eachPage(
-      (cursor) => step(() => view.scanCapabilities({ ...DATABASE_PAGE, ...(cursor ? { cursor } : {}) })),
-      (items) => {
-        records += items.length;
-        if (records > budgets.maxRecords) throw new Stopped('database_too_many_records');
-        countBytes(items);
-        unwrap(call(() => reads.records(toWireJson(items))));
-      },
-    );
-    for (let index = 0; index < records; index++) {
-      const id = reads.capabilityId(index);
-      if (typeof id !== 'string') continue;
-      for (const kind of NEIGHBOR_KINDS) {
-        // A stream never lists more capabilities than the provider has.
-        let listed = 0;
-        await eachPage(
-          (cursor) => step(() => view.neighbors(id, kind, { limit: DATABASE_PAGE.limit, ...(cursor ? { cursor } : {}) })),
-          (items) => {
-            listed += items.length;
-            if (listed > records) throw new Stopped('neighbor_stream_unbounded');
-            countBytes(items);
-            unwrap(call(() => reads.stream(index, kind, toWireJson(items))));
-          },
-        );
-      }
+    let next = unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }))));
+    while (next !== null) {
+      if (next.stopped) throw COLLECTOR_STOPPED;
+      const { call: method, args } = next;
+      const page = await step(() => view[method](...args));
+      next = unwrap(call(() => reads.page(wirePage(page))));
     }
     unwrap(call(() => reads.end(JSON.stringify(sourceContext(view)))));
   } finally {
@@ -528,7 +481,8 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
 /**
  * Reads one provider from a database authority into `reads` within
  * `budgets.database.readTimeoutMs`. The engine validates all of it; a failure travels as its
- * `code`, or the `reason` a bound stopped it for. close() ends the read (CG_GRAPH_CLOSED).
+ * `code`, or the `reason` a deadline stopped it for (the collector records its own stops).
+ * close() ends the read (CG_GRAPH_CLOSED).
  */
 async function readDatabase(adapter, providerId, budgets, active, reads) {
   const fail = (failed) => unwrap(call(() => reads.fail(providerId, JSON.stringify(failed))));
@@ -536,6 +490,7 @@ async function readDatabase(adapter, providerId, budgets, active, reads) {
     await bounded((signal) => readView(adapter, providerId, budgets, active, signal, reads), { timeoutMs: budgets.readTimeoutMs, active });
   } catch (error) {
     if (error === CLOSED) throw closedError();
+    if (error === COLLECTOR_STOPPED) return;
     if (error === TIMED_OUT) return fail({ reason: 'database_read_timeout' });
     if (error instanceof Stopped) return fail({ reason: error.reason });
     return fail({ code: thrownFields(error)[0] ?? null });
@@ -545,7 +500,7 @@ async function readDatabase(adapter, providerId, budgets, active, reads) {
 /** Reads the database authorities `sources` ([{ providerId, handle }]) into a new collector
  *  of the engine's, which `open` and `reload` take. */
 async function readDatabases(sources, hosts, budgets, active) {
-  const reads = new native.NativeDatabaseReads();
+  const reads = call(() => new native.NativeDatabaseReads(JSON.stringify(budgets)));
   for (const { providerId, handle } of sources) await readDatabase(hosts.all[handle], providerId, budgets, active, reads);
   return reads;
 }

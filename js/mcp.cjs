@@ -5,7 +5,7 @@
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { createToolAdapter } = require('./tools.cjs');
 const { isBound } = require('./graph.cjs');
-const { toWireJson } = require('./pure-json.cjs');
+const { toWireJson, NON_JSON_KEY } = require('./pure-json.cjs');
 const { requireMcpSdk } = require('./peer.cjs');
 
 const RESOURCE_PREFIX = 'capability-graph://';
@@ -48,7 +48,7 @@ async function listSpecificationResources(graph) {
 function createMcpServer(graph, options = {}) {
   // Read once by the pure-JSON walk: a getter or a Proxy is never invoked.
   options = JSON.parse(toWireJson(options));
-  const isObject = options !== null && typeof options === 'object' && !Array.isArray(options) && !('$cgNonJson' in options);
+  const isObject = options !== null && typeof options === 'object' && !Array.isArray(options) && !(NON_JSON_KEY in options);
   if (!isObject) throw inputInvalid('options');
   const { name = 'capability-graph', version = require('../package.json').version, ...adapterOptions } = options;
   if (typeof name !== 'string' || name === '') throw inputInvalid('name');

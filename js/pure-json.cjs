@@ -115,4 +115,4 @@ function ownValue(object, key) {
   }
 }
 
-module.exports = { toWireJson, ownValue, HOST_KEY };
+module.exports = { toWireJson, ownValue, HOST_KEY, NON_JSON_KEY };

@@ -6,7 +6,7 @@
 
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { parseQualifiedId, isGraph, isBound } = require('./graph.cjs');
-const { toWireJson, ownValue } = require('./pure-json.cjs');
+const { toWireJson, ownValue, NON_JSON_KEY } = require('./pure-json.cjs');
 
 // --- schema fragments, written for a model -------------------------------------------------
 
@@ -352,7 +352,7 @@ function isPlainObject(v) {
  * and what is not plain JSON becomes a marker object that no check here accepts.
  */
 const plain = (value) => JSON.parse(toWireJson(value));
-const isMarker = (v) => isPlainObject(v) && Object.hasOwn(v, '$cgNonJson');
+const isMarker = (v) => isPlainObject(v) && Object.hasOwn(v, NON_JSON_KEY);
 
 /** The `signal` of a tool call's options (`{ signal?: AbortSignal }`), read without invoking anything. */
 function callSignal(options) {

@@ -1,5 +1,5 @@
 //! Operation counters for the loops whose cost grows with a provider (validation, cycle checks,
-//! closures, neighbour paging, index build). Tests read them to prove a loop stays linear on
+//! closures, neighbour paging, index build) or with a call (root checks of document reads). Tests read them to prove a loop stays linear on
 //! large generated graphs without timing anything. They exist only in test builds and with the
 //! `op-counters` feature; elsewhere `tick` is an empty inline function, so release code pays
 //! nothing for them.
@@ -20,6 +20,8 @@ pub enum Op {
     NeighbourStep,
     /// One term posted while building a lexical index.
     IndexPosting,
+    /// One bound alias root checked against the directory and package it was bound to.
+    RootCheck,
 }
 
 #[cfg(any(test, feature = "op-counters"))]
@@ -27,7 +29,7 @@ mod counting {
     use super::Op;
     use std::cell::Cell;
 
-    const OPS: usize = Op::IndexPosting as usize + 1;
+    const OPS: usize = Op::RootCheck as usize + 1;
 
     thread_local! {
         static COUNTS: [Cell<u64>; OPS] = Default::default();

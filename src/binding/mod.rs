@@ -284,51 +284,55 @@ impl Task for OpenTask {
 }
 
 /// What the JS layer reads from database authorities for one open or reload, handed over page
-/// by page as the adapters answer (JSON text in; an error string or the answer out), so no
-/// more than a page is ever held in JavaScript. `open` and `reload` take what it gathered.
+/// by page as the adapters answer, so no more than a page is ever held in JavaScript. The
+/// collector names each adapter call to make and judges every page (bounds, page rules); the
+/// JS layer only makes the calls. `open` and `reload` take what it gathered.
 #[napi]
 #[derive(Default)]
 pub struct NativeDatabaseReads {
     reads: crate::sources::database::ReadCollector,
 }
 
+/// The answer to the JS layer for what comes next: the view call `{ call, args }`, `null` when
+/// the provider was read whole, or `{ stopped: true }` when a bound or page rule ended the read
+/// (its failure is recorded).
+fn next_json(next: crate::sources::database::Next) -> String {
+    use crate::sources::database::Next;
+    match next {
+        Next::Ask(call) => call,
+        Next::Done => "null".to_owned(),
+        Next::Stopped => r#"{"stopped":true}"#.to_owned(),
+    }
+}
+
 #[napi]
 impl NativeDatabaseReads {
+    /// A collector for reads within `budgets` (`budgets.database` as `databaseSources` gave
+    /// it; the defaults without it).
     #[napi(constructor)]
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(budgets: Option<String>) -> napi::Result<Self> {
+        let reads = match budgets {
+            None => Default::default(),
+            Some(json) => crate::sources::database::ReadCollector::with_budgets(&json)
+                .map_err(|e| napi::Error::from_reason(e.to_json()))?,
+        };
+        Ok(Self { reads })
     }
 
     /// A provider's read starts: the view's source fields and working directory (JSON).
+    /// Answers the first view call.
     #[napi]
     pub fn begin(&mut self, provider_id: String, context: String) -> String {
         outcome(guarded(|| {
-            self.reads
-                .begin(&provider_id, &context)
-                .map(|()| "null".to_owned())
+            self.reads.begin(&provider_id, &context).map(next_json)
         }))
     }
 
-    /// One page of capability records (JSON array); answers how many were read so far.
+    /// The view's answer to the last call, as `{ items, nextCursor }` (JSON); answers what
+    /// comes next.
     #[napi]
-    pub fn records(&mut self, page: String) -> String {
-        outcome(guarded(|| self.reads.records(&page).map(|n| n.to_string())))
-    }
-
-    /// The capability ID of record `index`, when it is a string.
-    #[napi]
-    pub fn capability_id(&self, index: u32) -> Option<String> {
-        self.reads.capability_id(index as usize).map(str::to_owned)
-    }
-
-    /// One page (JSON array) of record `index`'s `kind` relation stream.
-    #[napi]
-    pub fn stream(&mut self, index: u32, kind: String, page: String) -> String {
-        outcome(guarded(|| {
-            self.reads
-                .stream(index as usize, &kind, &page)
-                .map(|()| "null".to_owned())
-        }))
+    pub fn page(&mut self, page: String) -> String {
+        outcome(guarded(|| self.reads.page(&page).map(next_json)))
     }
 
     /// The provider's read finished: the view's source fields as read after the scans (JSON).
@@ -402,7 +406,7 @@ pub fn id_patterns() -> String {
     .to_string()
 }
 
-/// The eight neighbour kinds, in order (JSON), for reading database relation streams.
+/// The eight neighbour kinds, in order (JSON), for tool schemas.
 #[napi]
 pub fn neighbor_kinds() -> String {
     serde_json::Value::from(crate::snapshot::Kind::ALL.map(|k| k.as_str()).to_vec()).to_string()

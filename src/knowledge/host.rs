@@ -66,6 +66,8 @@ pub struct HostBodies {
     cancel: super::body::Cancel,
     answers: HashMap<String, Answer>,
     requests: RefCell<Vec<Value>>,
+    /// The alias roots the call's file reads checked.
+    roots: super::RootChecks,
 }
 
 fn key(s: &ProviderSnapshot, doc: &DocumentRef) -> String {
@@ -136,6 +138,7 @@ impl HostBodies {
             cancel: super::body::Cancel::default(),
             answers: map,
             requests: RefCell::new(Vec::new()),
+            roots: super::RootChecks::default(),
         }
     }
 
@@ -153,6 +156,11 @@ impl HostBodies {
 
     pub fn cancel(&self) -> &super::body::Cancel {
         &self.cancel
+    }
+
+    /// The alias roots this call checked: its file reads check each once.
+    pub fn roots(&self) -> &super::RootChecks {
+        &self.roots
     }
 
     /// The documents still to be read by the host, as the JS layer receives them.

@@ -230,7 +230,7 @@ impl KnowledgeSearch {
                 )
             }
             Locator::RelativeFile { .. } => {
-                let at = locate(s, &t.doc)?;
+                let at = locate(s, &t.doc, host.roots())?;
                 let (known, total) = identify(&at)?;
                 let content_type = content_type(&t.doc).to_owned();
                 (

@@ -7,7 +7,7 @@ use crate::definitions::model::{DocumentRef, KnowledgeRef, Locator};
 use crate::error::{Code, GraphError, Result};
 use crate::ids::{format_qualified, is_id};
 use crate::knowledge::body::read_page;
-use crate::knowledge::locate;
+use crate::knowledge::{locate, RootChecks};
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde_json::{json, Value};
 
@@ -70,6 +70,7 @@ pub fn export(call: &Call, json: &str) -> Result<String> {
 pub fn check_documents(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &[])?;
     let view = call.view(&args, None::<std::iter::Empty<&str>>)?;
+    let roots = RootChecks::default();
     let mut out = Vec::new();
     for (s, _) in &view.served {
         let mut docs: Vec<(Option<&str>, &DocumentRef)> = Vec::new();
@@ -99,7 +100,7 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
             checked += 1;
             // A first page scans the whole file: existence, type, UTF-8, stability. Four bytes
             // hold any first character.
-            if let Err(e) = locate(s, doc).and_then(|at| read_page(&at, 0, 4, None)) {
+            if let Err(e) = locate(s, doc, &roots).and_then(|at| read_page(&at, 0, 4, None)) {
                 let mut f = json!({ "knowledgeId": doc.knowledge_id, "code": e.code().as_str() });
                 if let Some(c) = capability {
                     f["capabilityId"] = c.into();

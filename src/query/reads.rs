@@ -161,7 +161,7 @@ pub(super) fn whole_body(
             .map(|b| Ok((whole_in(b.bytes, max_bytes)?, b.content_type)))
             .transpose();
     }
-    let whole = read_whole(&locate(s, doc)?, max_bytes)?;
+    let whole = read_whole(&locate(s, doc, host.roots())?, max_bytes)?;
     Ok(Some((whole, content_type(doc).to_owned())))
 }
 
@@ -643,7 +643,7 @@ fn page_body(
     if let Locator::Http { .. } = doc.locator {
         return host.page(s, doc, range, known);
     }
-    let at = locate(s, doc)?;
+    let at = locate(s, doc, host.roots())?;
     let page = read_page_until(&at, range.start, range.page_bytes, known, host.cancel())?;
     Ok(Some((page, content_type(doc).to_owned())))
 }

@@ -1,14 +1,20 @@
-//! The database authority (SPEC §14 D15): the JS layer reads a provider whole through the
-//! adapter's paged scans — its provider record, every capability record in ID order, and the
-//! eight relation streams of every capability — handing each page here as it arrives
-//! ([`ReadCollector`]), so JavaScript holds one page at a time. The records are validated like
-//! any definitions; the scan order and every relation stream are checked against them, so an
-//! inconsistent database never becomes a snapshot.
+//! The database authority (SPEC §14 D15): a provider is read whole through the adapter's paged
+//! scans — its provider record, every capability record in ID order, and the eight relation
+//! streams of every capability. The [`ReadCollector`] leads the read: it names each call, the JS
+//! layer makes it (within the deadlines of `budgets.database`) and hands the page here as it
+//! arrives, so JavaScript holds one page at a time; the collector judges each page against the
+//! page rules and bounds (D17). The records are validated like any definitions; the scan order
+//! and every relation stream are checked against them, so an inconsistent database never
+//! becomes a snapshot.
 
+use crate::config::budgets::Database;
 use crate::definitions::{validate_provider, Roots, ValidatedProvider};
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
 use crate::snapshot::Kind;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 fn contract(reason: &str) -> GraphError {
@@ -30,8 +36,8 @@ fn endpoint<'v>(item: &'v Value, provider_id: &str) -> Option<&'v str> {
     }
 }
 
-/// Why a read the JS layer stopped failed, when a bound or deadline of `budgets.database` or a
-/// page rule stopped it (`{ failed: { reason } }`).
+/// Why a read failed when a deadline of `budgets.database` (the JS layer's), or a bound or page
+/// rule ([`ReadCollector`]) stopped it (`{ failed: { reason } }`).
 const STOPPED: [&str; 6] = [
     "database_call_timeout",
     "database_read_timeout",
@@ -225,15 +231,49 @@ impl DatabaseRead {
     }
 }
 
+/// The items a page is asked for (`limit`); a page holding more breaks the page rules.
+pub const PAGE_LIMIT: usize = 100;
+/// The bytes of JSON a scan page is asked for at most (`maxBytes`).
+pub const PAGE_MAX_BYTES: u64 = 262_144;
+
 /// The reads of one open or reload, gathered page by page as the JS layer receives them from
-/// each database authority's adapter: the JS layer never holds more than one page. The pages
-/// are kept as JSON text (records and non-empty relation streams), which becomes the
-/// [`DatabaseRead`] of each provider.
-#[derive(Default)]
+/// each database authority's adapter: the JS layer never holds more than one page. The
+/// collector leads each read: it names the adapter call to make next and judges every page
+/// against the page rules and the bounds of `budgets.database` (records, bytes of JSON); a read
+/// that breaks one is recorded as failed at once and ends. The pages are kept as JSON text
+/// (records and non-empty relation streams), which becomes the [`DatabaseRead`] of each
+/// provider.
 pub struct ReadCollector {
+    max_records: u64,
+    max_bytes: u64,
     /// (provider ID, the read as JSON) of each provider read so far.
     done: Vec<(String, String)>,
     current: Option<Pending>,
+}
+
+impl Default for ReadCollector {
+    fn default() -> Self {
+        ReadCollector::new(&Database::default())
+    }
+}
+
+/// What the JS layer does next for the provider being read.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// Calls the view: `{ call, args }` (JSON), the method and its arguments.
+    Ask(String),
+    /// Every list was read: the read ends.
+    Done,
+    /// A bound or page rule stopped the read; its failure is recorded.
+    Stopped,
+}
+
+/// A list of the provider being read: its capability records, or the `kind` (index into
+/// [`Kind::ALL`]) relation stream of record `index`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum List {
+    Scan,
+    Stream { index: usize, kind: usize },
 }
 
 /// A provider being read.
@@ -243,24 +283,50 @@ struct Pending {
     context: String,
     /// The capability records so far, comma-separated JSON.
     records: String,
-    /// Each record's capability ID, if a string: which streams the JS layer reads next.
+    /// Each record's capability ID, if a string: the records whose streams are read.
     ids: Vec<Option<Box<str>>>,
     /// `"capabilityId":{kind:[…]}` entries, comma-separated, for capabilities with a non-empty
     /// stream.
     streams: String,
     /// The streams of the capability being read (its index, non-empty kinds and their items).
     node: Option<(u32, Vec<Stream>)>,
+    /// Bytes of JSON read so far: the provider record, every record and stream item.
+    bytes: u64,
+    /// The list being read; `None` once every list was read.
+    list: Option<List>,
+    /// Items of that list so far.
+    listed: usize,
+    /// The cursor to ask that list with next, and every cursor it gave (a cursor seen before
+    /// would read the same pages again, without end).
+    cursor: Option<String>,
+    cursors: HashSet<String>,
 }
 
 /// A relation stream read so far: its kind and items.
 type Stream = (String, Vec<Value>);
 
-fn items(json: &str) -> Result<Vec<Value>> {
-    serde_json::from_str(json).map_err(|_| GraphError::new(Code::Internal))
+/// A page as the JS layer hands it over: the page's `items` and `nextCursor`, when it had them.
+#[derive(Deserialize)]
+struct WirePage<'a> {
+    #[serde(borrow, default)]
+    items: Option<&'a RawValue>,
+    #[serde(rename = "nextCursor", default)]
+    next_cursor: Option<Value>,
+}
+
+/// A record's capability ID, read without building the rest of it.
+#[derive(Deserialize)]
+struct RecordId {
+    #[serde(rename = "capabilityId")]
+    capability_id: Value,
+}
+
+fn internal<E>(_: E) -> GraphError {
+    GraphError::new(Code::Internal)
 }
 
 fn text(value: &impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(value).map_err(|_| GraphError::new(Code::Internal))
+    serde_json::to_string(value).map_err(internal)
 }
 
 impl Pending {
@@ -286,9 +352,126 @@ impl Pending {
         self.streams.push_str(&text(&map)?);
         Ok(())
     }
+
+    /// Keeps a page of capability records.
+    fn keep_records(&mut self, page: &[&RawValue]) {
+        for record in page {
+            let id = serde_json::from_str::<RecordId>(record.get())
+                .ok()
+                .and_then(|r| r.capability_id.as_str().map(Box::from));
+            self.ids.push(id);
+            if !self.records.is_empty() {
+                self.records.push(',');
+            }
+            self.records.push_str(record.get());
+        }
+    }
+
+    /// Keeps a page of the `kind` stream of record `index`; records are read in order, each
+    /// one's kinds in order.
+    fn keep_stream(&mut self, index: usize, kind: &str, page: &[&RawValue]) -> Result<()> {
+        let index = u32::try_from(index).map_err(internal)?;
+        if self.node.as_ref().is_some_and(|(i, _)| *i != index) {
+            self.flush_node()?;
+        }
+        let (_, kinds) = self.node.get_or_insert_with(|| (index, Vec::new()));
+        if page.is_empty() {
+            return Ok(());
+        }
+        let items = page
+            .iter()
+            .map(|item| serde_json::from_str(item.get()))
+            .collect::<serde_json::Result<Vec<Value>>>()
+            .map_err(internal)?;
+        match kinds.last_mut() {
+            Some((k, listed)) if k == kind => listed.extend(items),
+            _ => kinds.push((kind.to_owned(), items)),
+        }
+        Ok(())
+    }
+
+    /// Moves on to the next list: the first stream of the next record with a string ID, or
+    /// none after the last.
+    fn advance(&mut self) {
+        self.listed = 0;
+        self.cursor = None;
+        self.cursors.clear();
+        let from = match self.list {
+            Some(List::Stream { index, kind }) if kind + 1 < Kind::ALL.len() => {
+                self.list = Some(List::Stream {
+                    index,
+                    kind: kind + 1,
+                });
+                return;
+            }
+            Some(List::Stream { index, .. }) => index + 1,
+            Some(List::Scan) => 0,
+            None => return,
+        };
+        self.list = (from..self.ids.len())
+            .find(|&i| self.ids[i].is_some())
+            .map(|index| List::Stream { index, kind: 0 });
+    }
+
+    /// The call that reads the next page of the current list.
+    fn next(&self) -> Result<Next> {
+        let Some(list) = self.list else {
+            return Ok(Next::Done);
+        };
+        let mut page = Map::new();
+        page.insert("limit".into(), PAGE_LIMIT.into());
+        let (call, mut args) = match list {
+            List::Scan => {
+                page.insert("maxBytes".into(), PAGE_MAX_BYTES.into());
+                ("scanCapabilities", Vec::new())
+            }
+            List::Stream { index, kind } => {
+                let Some(Some(id)) = self.ids.get(index) else {
+                    return Err(GraphError::new(Code::Internal));
+                };
+                let kind = Kind::ALL[kind].as_str();
+                (
+                    "neighbors",
+                    vec![Value::from(id.as_ref()), Value::from(kind)],
+                )
+            }
+        };
+        if let Some(cursor) = &self.cursor {
+            page.insert("cursor".into(), cursor.as_str().into());
+        }
+        args.push(Value::Object(page));
+        Ok(Next::Ask(text(
+            &serde_json::json!({ "call": call, "args": args }),
+        )?))
+    }
 }
 
 impl ReadCollector {
+    /// A collector for reads within `bounds` (`budgets.database`).
+    pub fn new(bounds: &Database) -> ReadCollector {
+        ReadCollector {
+            max_records: bounds.max_records,
+            max_bytes: bounds.max_bytes,
+            done: Vec::new(),
+            current: None,
+        }
+    }
+
+    /// A collector for reads within `budgets` (JSON with `maxRecords` and `maxBytes`, as
+    /// `database_sources` gives them).
+    pub fn with_budgets(budgets: &str) -> Result<ReadCollector> {
+        let budgets: Value = serde_json::from_str(budgets).map_err(internal)?;
+        let field = |name: &str| budgets.get(name).and_then(Value::as_u64);
+        match (field("maxRecords"), field("maxBytes")) {
+            (Some(max_records), Some(max_bytes)) => Ok(ReadCollector::new(&Database {
+                max_records,
+                max_bytes,
+                ..Database::default()
+            })),
+            _ => Err(GraphError::new(Code::Internal)),
+        }
+    }
+
     fn pending(&mut self) -> Result<&mut Pending> {
         self.current
             .as_mut()
@@ -296,73 +479,122 @@ impl ReadCollector {
     }
 
     /// A read of `provider_id` starts; `context` is the view's source fields and the working
-    /// directory, as a JSON object.
-    pub fn begin(&mut self, provider_id: &str, context: &str) -> Result<()> {
-        if !matches!(serde_json::from_str(context), Ok(Value::Object(_))) {
-            return Err(GraphError::new(Code::Internal));
-        }
-        self.current = Some(Pending {
+    /// directory, as a JSON object. Answers the first call to make.
+    pub fn begin(&mut self, provider_id: &str, context: &str) -> Result<Next> {
+        // The provider record counts against the bytes of the read, as the JSON it came as.
+        let fields: BTreeMap<String, &RawValue> =
+            serde_json::from_str(context).map_err(internal)?;
+        let bytes = fields.get("provider").map_or(0, |p| p.get().len() as u64);
+        let pending = Pending {
             provider_id: provider_id.to_owned(),
             context: context.to_owned(),
             records: String::new(),
             ids: Vec::new(),
             streams: String::new(),
             node: None,
-        });
-        Ok(())
+            bytes,
+            list: Some(List::Scan),
+            listed: 0,
+            cursor: None,
+            cursors: HashSet::new(),
+        };
+        let next = pending.next();
+        self.current = Some(pending);
+        next
     }
 
-    /// One page of capability records (a JSON array); returns how many records were read.
-    pub fn records(&mut self, page: &str) -> Result<usize> {
+    /// One page of the current list, `{ items, nextCursor }` as the view answered them (absent
+    /// when the page had none). Answers the call to make next, or that the read is over.
+    ///
+    /// A page must hold an array of at most [`PAGE_LIMIT`] items; a page with a cursor must
+    /// hold one item at least, and its cursor must be a string the list did not give before —
+    /// otherwise the list would never end (`invalid_store_page`). The records stay within
+    /// `maxRecords`, all JSON read within `maxBytes`, and a relation stream never lists more
+    /// items than there are records (`neighbor_stream_unbounded`).
+    pub fn page(&mut self, page: &str) -> Result<Next> {
+        let page: WirePage = serde_json::from_str(page).map_err(internal)?;
+        let Some(items) = page
+            .items
+            .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok())
+        else {
+            return self.stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
+        };
+        if items.len() > PAGE_LIMIT {
+            return self.stop_for("invalid_store_page");
+        }
+        let (max_records, max_bytes) = (self.max_records, self.max_bytes);
         let p = self.pending()?;
-        for record in items(page)? {
-            p.ids.push(
-                record
-                    .get("capabilityId")
-                    .and_then(Value::as_str)
-                    .map(Box::from),
-            );
-            if !p.records.is_empty() {
-                p.records.push(',');
+        let list = p.list.ok_or_else(|| GraphError::new(Code::Internal))?;
+        let n = items.len();
+        let over = match list {
+            List::Scan => {
+                ((p.ids.len() + n) as u64 > max_records).then_some("database_too_many_records")
             }
-            p.records.push_str(&text(&record)?);
+            List::Stream { .. } => {
+                (p.listed + n > p.ids.len()).then_some("neighbor_stream_unbounded")
+            }
+        };
+        if let Some(reason) = over {
+            return self.stop_for(reason);
         }
-        Ok(p.ids.len())
+        p.bytes = items.iter().fold(p.bytes, |sum, item| {
+            sum.saturating_add(item.get().len() as u64)
+        });
+        if p.bytes > max_bytes {
+            return self.stop_for("database_too_many_bytes");
+        }
+        match list {
+            List::Scan => p.keep_records(&items),
+            List::Stream { index, kind } => {
+                p.keep_stream(index, Kind::ALL[kind].as_str(), &items)?
+            }
+        }
+        p.listed += n;
+        match page.next_cursor {
+            None => {
+                p.advance();
+                p.next()
+            }
+            Some(_) if n == 0 => self.stop_for("invalid_store_page"),
+            Some(Value::String(cursor)) => {
+                if cursor.is_empty() || !p.cursors.insert(cursor.clone()) {
+                    return self.stop_for("invalid_store_page");
+                }
+                p.cursor = Some(cursor);
+                p.next()
+            }
+            Some(_) => {
+                self.stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }))
+            }
+        }
     }
 
-    /// The capability ID of record `index`, when it is a string (only those have streams).
-    pub fn capability_id(&self, index: usize) -> Option<&str> {
-        self.current.as_ref()?.ids.get(index)?.as_deref()
+    /// Ends the current read as failed for `reason`.
+    fn stop_for(&mut self, reason: &str) -> Result<Next> {
+        debug_assert!(STOPPED.contains(&reason));
+        self.stop(serde_json::json!({ "reason": reason }))
     }
 
-    /// One page (a JSON array) of the `kind` stream of record `index`; records are read in
-    /// order, each one's kinds in order.
-    pub fn stream(&mut self, index: usize, kind: &str, page: &str) -> Result<()> {
-        let page = items(page)?;
-        let p = self.pending()?;
-        let index = u32::try_from(index).map_err(|_| GraphError::new(Code::Internal))?;
-        if p.node.as_ref().is_some_and(|(i, _)| *i != index) {
-            p.flush_node()?;
-        }
-        let (_, kinds) = p.node.get_or_insert_with(|| (index, Vec::new()));
-        if page.is_empty() {
-            return Ok(());
-        }
-        match kinds.last_mut() {
-            Some((k, listed)) if k == kind => listed.extend(page),
-            _ => kinds.push((kind.to_owned(), page)),
-        }
-        Ok(())
-    }
-
-    /// The read finished; `after` is the view's source fields as read after the scans.
-    pub fn end(&mut self, after: &str) -> Result<()> {
-        let after: Value =
-            serde_json::from_str(after).map_err(|_| GraphError::new(Code::Internal))?;
-        let mut p = self
+    /// Ends the current read as failed (`{ code }` or `{ reason }`).
+    fn stop(&mut self, failed: Value) -> Result<Next> {
+        let p = self
             .current
             .take()
             .ok_or_else(|| GraphError::new(Code::Internal))?;
+        self.record_failure(p.provider_id, &failed)?;
+        Ok(Next::Stopped)
+    }
+
+    /// The read finished (every list read); `after` is the view's source fields as read after
+    /// the scans.
+    pub fn end(&mut self, after: &str) -> Result<()> {
+        let after: Value = serde_json::from_str(after).map_err(internal)?;
+        if self.pending()?.list.is_some() {
+            return Err(GraphError::new(Code::Internal));
+        }
+        let Some(mut p) = self.current.take() else {
+            return Err(GraphError::new(Code::Internal));
+        };
         p.flush_node()?;
         // `{…context, "capabilities": […], "streams": {…}, "after": …}`
         let context = p.context.trim_end();
@@ -384,13 +616,20 @@ impl ReadCollector {
         Ok(())
     }
 
-    /// The read of `provider_id` failed: `failed` is `{ code }` or `{ reason }` (JSON).
+    /// The read of `provider_id` failed: `failed` is `{ code }` or `{ reason }` (JSON). A read
+    /// that failed past its deadline after it had ended, or been stopped, fails for that.
     pub fn fail(&mut self, provider_id: &str, failed: &str) -> Result<()> {
-        let failed: Value =
-            serde_json::from_str(failed).map_err(|_| GraphError::new(Code::Internal))?;
+        let failed: Value = serde_json::from_str(failed).map_err(internal)?;
         self.current = None;
+        self.record_failure(provider_id.to_owned(), &failed)
+    }
+
+    fn record_failure(&mut self, provider_id: String, failed: &Value) -> Result<()> {
         let read = text(&serde_json::json!({ "failed": failed }))?;
-        self.done.push((provider_id.to_owned(), read));
+        match self.done.last_mut() {
+            Some((id, earlier)) if *id == provider_id => *earlier = read,
+            _ => self.done.push((provider_id, read)),
+        }
         Ok(())
     }
 
@@ -468,26 +707,85 @@ mod tests {
         assert!(error(same).is_none());
     }
 
-    /// The read the collector gathers for provider `p` from `pages` of records and the
-    /// `(record index, kind, page)` stream pages.
-    fn collected(pages: &[Value], streams: &[(usize, &str, Value)]) -> DatabaseRead {
-        let context = json!({
+    fn context() -> Value {
+        json!({
             "provider": { "providerId": "p", "name": "P", "version": "1" },
             "sourceRevision": "r1",
-        });
-        let mut opened = context.clone();
+        })
+    }
+
+    /// Reads provider `p` through `c` as the JS layer does: each call the collector names
+    /// (`{ call, args }`) is answered with the page `answer` gives, until the read is over.
+    /// The calls made, and how the read ended.
+    fn drive(c: &mut ReadCollector, mut answer: impl FnMut(&Value) -> Value) -> (Vec<Value>, Next) {
+        let mut opened = context();
         opened["cwd"] = json!("/srv");
-        let mut c = ReadCollector::default();
-        c.begin("p", &opened.to_string()).unwrap();
-        for page in pages {
-            c.records(&page.to_string()).unwrap();
+        let mut next = c.begin("p", &opened.to_string()).unwrap();
+        let mut calls = Vec::new();
+        while let Next::Ask(call) = next {
+            let call: Value = serde_json::from_str(&call).unwrap();
+            let page = answer(&call);
+            calls.push(call);
+            next = c.page(&page.to_string()).unwrap();
         }
-        for (i, kind, page) in streams {
-            c.stream(*i, kind, &page.to_string()).unwrap();
+        (calls, next)
+    }
+
+    /// An adapter over `records` and `streams` (`{ capabilityId: { kind: [item…] } }`, absent
+    /// ones empty), serving pages of `size` items with the next index as the cursor.
+    fn store(records: Vec<Value>, streams: Value, size: usize) -> impl FnMut(&Value) -> Value {
+        move |call| {
+            let args = call["args"].as_array().unwrap();
+            let (list, page) = match call["call"].as_str().unwrap() {
+                "scanCapabilities" => (records.clone(), &args[0]),
+                "neighbors" => {
+                    let (id, kind) = (args[0].as_str().unwrap(), args[1].as_str().unwrap());
+                    let list = streams[id][kind].as_array().cloned().unwrap_or_default();
+                    (list, &args[2])
+                }
+                other => panic!("{other}"),
+            };
+            let start: usize = page["cursor"].as_str().map_or(0, |c| c.parse().unwrap());
+            let end = (start + size).min(list.len());
+            let mut out = json!({ "items": list[start..end] });
+            if end < list.len() {
+                out["nextCursor"] = json!(end.to_string());
+            }
+            out
         }
-        c.end(&context.to_string()).unwrap();
+    }
+
+    /// Provider `p` as a collector that read it whole hands it over.
+    fn finished(mut c: ReadCollector) -> DatabaseRead {
+        c.end(&context().to_string()).unwrap();
         let json: Value = serde_json::from_str(&c.into_json().unwrap().unwrap()).unwrap();
         DatabaseRead::new(json["p"].clone())
+    }
+
+    /// The failure recorded for provider `p`.
+    fn failed(c: ReadCollector) -> Value {
+        let json: Value = serde_json::from_str(&c.into_json().unwrap().unwrap()).unwrap();
+        json["p"]["failed"].clone()
+    }
+
+    /// The failure of a read through `answer` within `bounds`, which must stop it.
+    fn stopped(bounds: Database, answer: impl FnMut(&Value) -> Value) -> Value {
+        let mut c = ReadCollector::new(&bounds);
+        let (_, next) = drive(&mut c, answer);
+        assert_eq!(next, Next::Stopped);
+        // The read is over: a late page has nothing to join.
+        assert_eq!(
+            c.page(r#"{"items":[]}"#).err().map(|e| e.code()),
+            Some(Code::Internal)
+        );
+        failed(c)
+    }
+
+    /// An adapter's answer to a call.
+    type Answer<'a> = dyn FnMut(&Value) -> Value + 'a;
+
+    fn reason(r: &str) -> Value {
+        json!({ "reason": r })
     }
 
     fn rec(id: &str, extra: Value) -> Value {
@@ -499,59 +797,261 @@ mod tests {
         r
     }
 
-    #[test]
-    fn pages_gathered_one_at_a_time_validate_like_a_whole_read() {
-        let roots = Roots {
+    fn roots() -> Roots<'static> {
+        Roots {
             aliases: &[],
             default_root: false,
-        };
-        let pages = [
-            json!([rec("a", json!({})), rec("b", json!({ "parents": ["a"] }))]),
-            json!([rec("c", json!({ "parents": ["a"] }))]),
+        }
+    }
+
+    /// Three records, `b` and `c` children of `a`.
+    fn family() -> (Vec<Value>, Value) {
+        let records = vec![
+            rec("a", json!({})),
+            rec("b", json!({ "parents": ["a"] })),
+            rec("c", json!({ "parents": ["a"] })),
         ];
-        // Every stream is read; empty ones leave nothing behind. `a`'s children come in two
-        // pages.
-        let mut streams = Vec::new();
-        for i in 0..3 {
+        let streams = json!({
+            "a": { "children": ["b", "c"] },
+            "b": { "parents": ["a"] },
+            "c": { "parents": ["a"] },
+        });
+        (records, streams)
+    }
+
+    #[test]
+    fn the_collector_names_every_call_of_a_read_in_order() {
+        let (records, streams) = family();
+        let mut c = ReadCollector::default();
+        let (calls, next) = drive(&mut c, store(records, streams.clone(), 1));
+        assert_eq!(next, Next::Done);
+        let scan = |cursor: Option<&str>| {
+            let mut page = json!({ "limit": 100, "maxBytes": 262_144 });
+            if let Some(c) = cursor {
+                page["cursor"] = json!(c);
+            }
+            json!({ "call": "scanCapabilities", "args": [page] })
+        };
+        assert_eq!(calls[..3], [scan(None), scan(Some("1")), scan(Some("2"))]);
+        // Then the eight streams of each record in turn, every page of each.
+        let neighbors = |id: &str, kind: &str, cursor: Option<&str>| {
+            let mut page = json!({ "limit": 100 });
+            if let Some(c) = cursor {
+                page["cursor"] = json!(c);
+            }
+            json!({ "call": "neighbors", "args": [id, kind, page] })
+        };
+        let mut expected = Vec::new();
+        for id in ["a", "b", "c"] {
             for kind in Kind::ALL {
-                let page = match (i, kind) {
-                    (0, Kind::Children) => json!(["b"]),
-                    (1 | 2, Kind::Parents) => json!(["a"]),
-                    _ => json!([]),
-                };
-                streams.push((i, kind.as_str(), page));
-                if (i, kind) == (0, Kind::Children) {
-                    streams.push((i, kind.as_str(), json!(["c"])));
+                expected.push(neighbors(id, kind.as_str(), None));
+                if (id, kind) == ("a", Kind::Children) {
+                    expected.push(neighbors(id, kind.as_str(), Some("1")));
                 }
             }
         }
-        let read = collected(&pages, &streams);
-        assert_eq!(read.knowledge_root(), None);
-        let v = read.validate("p", &roots).unwrap();
+        assert_eq!(calls[3..], expected[..]);
+        let v = finished(c).validate("p", &roots()).unwrap();
         assert_eq!(v.capabilities.len(), 3);
 
+        // A record without a string ID has no streams to read (validation rejects it).
+        let mut c = ReadCollector::default();
+        let records = vec![rec("a", json!({})), json!({ "capabilityId": 7 })];
+        let (calls, next) = drive(&mut c, store(records, json!({}), 100));
+        assert_eq!(next, Next::Done);
+        assert_eq!(calls.len(), 1 + 8);
+        assert!(calls[1..].iter().all(|c| c["args"][0] == "a"));
+    }
+
+    #[test]
+    fn pages_gathered_one_at_a_time_validate_like_a_whole_read() {
+        let (records, mut streams) = family();
+        let read = |streams: &Value| {
+            let mut c = ReadCollector::default();
+            let (_, next) = drive(&mut c, store(records.clone(), streams.clone(), 2));
+            assert_eq!(next, Next::Done);
+            finished(c)
+        };
+        let whole = read(&streams);
+        assert_eq!(whole.knowledge_root(), None);
+        assert_eq!(whole.validate("p", &roots()).unwrap().capabilities.len(), 3);
+
         // A stream missing an edge the records declare is still caught.
-        streams
-            .retain(|(i, kind, page)| !(*i == 0 && *kind == "children" && page == &json!(["c"])));
-        let e = collected(&pages, &streams)
-            .validate("p", &roots)
-            .err()
-            .unwrap();
+        streams["a"]["children"] = json!(["b"]);
+        let e = read(&streams).validate("p", &roots()).err().unwrap();
         assert_eq!(e.code(), Code::AdapterContractInvalid);
         assert_eq!(e.details().unwrap()["reason"], "children_stream_mismatch");
 
         // Nothing read from a database: nothing to hand over.
         assert_eq!(ReadCollector::default().into_json().unwrap(), None);
-        let mut failed = ReadCollector::default();
-        failed
-            .fail("p", r#"{"reason":"invalid_store_page"}"#)
+    }
+
+    #[test]
+    fn records_stay_within_max_records() {
+        let (records, streams) = family();
+        let bounds = |max_records| Database {
+            max_records,
+            ..Database::default()
+        };
+        let mut c = ReadCollector::new(&bounds(3));
+        assert_eq!(
+            drive(&mut c, store(records.clone(), streams.clone(), 2)).1,
+            Next::Done
+        );
+        // Counted across pages: the second page goes past the bound.
+        let failure = stopped(bounds(2), store(records, streams, 2));
+        assert_eq!(failure, reason("database_too_many_records"));
+
+        // The bounds come as `databaseSources` gives them.
+        let c = ReadCollector::with_budgets(
+            r#"{"callTimeoutMs":1,"readTimeoutMs":2,"maxRecords":3,"maxBytes":4}"#,
+        )
+        .unwrap();
+        assert_eq!((c.max_records, c.max_bytes), (3, 4));
+        assert!(ReadCollector::with_budgets(r#"{"maxRecords":3}"#).is_err());
+    }
+
+    #[test]
+    fn all_json_read_counts_against_max_bytes() {
+        let (records, streams) = family();
+        // The provider record, every record and every stream item, as the JSON they came as.
+        let provider = context()["provider"].to_string().len();
+        let items: usize = records.iter().map(|r| r.to_string().len()).sum();
+        let endpoints = 4 * r#""a""#.len();
+        let total = (provider + items + endpoints) as u64;
+        let bounds = |max_bytes| Database {
+            max_bytes,
+            ..Database::default()
+        };
+        let mut c = ReadCollector::new(&bounds(total));
+        assert_eq!(
+            drive(&mut c, store(records.clone(), streams.clone(), 2)).1,
+            Next::Done
+        );
+        let failure = stopped(bounds(total - 1), store(records, streams, 2));
+        assert_eq!(failure, reason("database_too_many_bytes"));
+    }
+
+    #[test]
+    fn a_page_over_its_limit_or_whose_cursor_does_not_advance_is_an_invalid_store_page() {
+        let (records, streams) = family();
+        let is_scan = |call: &Value| call["call"] == "scanCapabilities";
+        let many = |n: usize| json!(vec![json!("a"); n]);
+        let mut cursors = ["1", "2", "1"].into_iter();
+        let cases: Vec<Box<Answer<'_>>> = vec![
+            Box::new(|_| json!({ "items": vec![rec("a", json!({})); PAGE_LIMIT + 1] })),
+            // A stream page over its limit, however many records there are.
+            Box::new(|call| {
+                if is_scan(call) {
+                    json!({ "items": [rec("a", json!({}))] })
+                } else {
+                    json!({ "items": many(PAGE_LIMIT + 1) })
+                }
+            }),
+            Box::new(|_| json!({ "items": [], "nextCursor": "x" })),
+            // The cursor asked with, one seen earlier in the list, an empty one.
+            Box::new(|call| {
+                let cursor = call["args"][0]["cursor"]
+                    .as_str()
+                    .unwrap_or("first")
+                    .to_owned();
+                json!({ "items": [rec("a", json!({}))], "nextCursor": cursor })
+            }),
+            Box::new(
+                move |_| json!({ "items": [rec("a", json!({}))], "nextCursor": cursors.next() }),
+            ),
+            Box::new(|_| json!({ "items": [rec("a", json!({}))], "nextCursor": "" })),
+        ];
+        for (i, answer) in cases.into_iter().enumerate() {
+            let failure = stopped(Database::default(), answer);
+            assert_eq!(failure, reason("invalid_store_page"), "case {i}");
+        }
+        // Every list has cursors of its own: the same strings in the next list are new ones.
+        let mut c = ReadCollector::default();
+        assert_eq!(drive(&mut c, store(records, streams, 1)).1, Next::Done);
+    }
+
+    #[test]
+    fn a_stream_never_lists_more_items_than_there_are_records() {
+        let (records, mut streams) = family();
+        // As many as there are records is not this rule's concern (validation's, later).
+        streams["a"]["related"] = json!(["a", "b", "c"]);
+        let mut c = ReadCollector::default();
+        assert_eq!(
+            drive(&mut c, store(records.clone(), streams.clone(), 2)).1,
+            Next::Done
+        );
+        // Counted across the stream's pages.
+        streams["a"]["related"] = json!(["a", "b", "c", "c"]);
+        let failure = stopped(Database::default(), store(records, streams, 2));
+        assert_eq!(failure, reason("neighbor_stream_unbounded"));
+    }
+
+    #[test]
+    fn a_page_without_an_items_array_or_with_a_cursor_not_a_string_breaks_the_contract() {
+        let contract = json!({ "code": "CG_ADAPTER_CONTRACT_INVALID" });
+        for page in [
+            json!({}),
+            json!({ "items": "x" }),
+            json!({ "items": { "$cgNonJson": "class_instance" } }),
+            json!({ "items": [rec("a", json!({}))], "nextCursor": 7 }),
+            json!({ "items": [rec("a", json!({}))], "nextCursor": { "$cgNonJson": "function" } }),
+        ] {
+            let failure = stopped(Database::default(), |_| page.clone());
+            assert_eq!(failure, contract, "{page}");
+        }
+        let e = error(json!({ "failed": contract })).unwrap();
+        assert_eq!(
+            (e.code(), e.phase(), e.details()),
+            (Code::AdapterContractInvalid, Phase::Load, None)
+        );
+        // A null cursor marks the last page.
+        let mut c = ReadCollector::default();
+        let (_, next) = drive(&mut c, |_| json!({ "items": [], "nextCursor": null }));
+        assert_eq!(next, Next::Done);
+    }
+
+    #[test]
+    fn a_later_failure_of_the_same_provider_replaces_what_was_recorded() {
+        // Stopped by a page rule, then past the read deadline while the view closed.
+        let mut c = ReadCollector::default();
+        let (_, next) = drive(&mut c, |_| json!({ "items": [], "nextCursor": "x" }));
+        assert_eq!(next, Next::Stopped);
+        c.fail("p", r#"{"reason":"database_read_timeout"}"#)
             .unwrap();
-        let json: Value = serde_json::from_str(&failed.into_json().unwrap().unwrap()).unwrap();
+        assert_eq!(failed(c), reason("database_read_timeout"));
+        // Read whole, then past the deadline.
+        let mut c = ReadCollector::default();
+        assert_eq!(drive(&mut c, store(vec![], json!({}), 1)).1, Next::Done);
+        c.end(&context().to_string()).unwrap();
+        c.fail("p", r#"{"reason":"database_read_timeout"}"#)
+            .unwrap();
+        assert_eq!(failed(c), reason("database_read_timeout"));
+        // Another provider's failure is its own.
+        let mut c = ReadCollector::default();
+        c.fail("q", r#"{"code":null}"#).unwrap();
+        c.fail("p", r#"{"reason":"invalid_store_page"}"#).unwrap();
+        let json: Value = serde_json::from_str(&c.into_json().unwrap().unwrap()).unwrap();
+        assert_eq!(json["q"]["failed"], json!({ "code": null }));
         let e = DatabaseRead::new(json["p"].clone())
-            .validate("p", &roots)
+            .validate("p", &roots())
             .err()
             .unwrap();
         assert_eq!(e.details().unwrap()["reason"], "invalid_store_page");
+    }
+
+    #[test]
+    fn a_read_ends_only_once_every_list_was_read() {
+        let (records, streams) = family();
+        let mut c = ReadCollector::default();
+        let mut answer = store(records, streams, 100);
+        let Next::Ask(first) = c.begin("p", &context().to_string()).unwrap() else {
+            panic!("a read starts with a scan");
+        };
+        let page = answer(&serde_json::from_str(&first).unwrap());
+        assert!(matches!(c.page(&page.to_string()).unwrap(), Next::Ask(_)));
+        let e = c.end(&context().to_string()).err().unwrap();
+        assert_eq!(e.code(), Code::Internal);
     }
 
     #[test]
