@@ -2,7 +2,7 @@
 // folders once, without parsing, with as many threads as the engine's file reader uses (one
 // per core). The engine cannot open a file provider faster than this.
 //
-//   node bench/floor.mjs <providerDir>...   → prints { ms, files, bytes } as JSON
+//   node bench/floor.mjs [--legacy] <providerDir>...   → prints { ms, files, bytes } as JSON
 //
 // Like the engine, the walk lists every `capabilities/` folder first (on this thread), then the
 // reader threads each take an equal chunk of the sorted list and read each file's bytes
@@ -25,7 +25,8 @@ if (!isMainThread) {
   });
   parentPort.postMessage('ready');
 } else {
-  const dirs = process.argv.slice(2);
+  const legacy = process.argv[2] === '--legacy';
+  const dirs = process.argv.slice(legacy ? 3 : 2);
   const threads = os.availableParallelism();
   // Reader threads are started before the clock: the engine's are native and cost microseconds
   // to spawn, a Node.js worker costs tens of milliseconds.
@@ -38,8 +39,10 @@ if (!isMainThread) {
   const files = [];
   for (const dir of dirs) {
     files.push(path.join(dir, 'provider.json'));
-    for (const entry of readdirSync(path.join(dir, 'capabilities'), { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) files.push(path.join(entry.parentPath, entry.name));
+    // The legacy layout's definitions may lie anywhere: its reader lists the whole root.
+    const listed = legacy ? dir : path.join(dir, 'capabilities');
+    for (const entry of readdirSync(listed, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile() && (!legacy || entry.name.endsWith('.capability.json'))) files.push(path.join(entry.parentPath, entry.name));
     }
   }
   files.sort();

@@ -251,13 +251,14 @@ export async function generate(n, { log = () => {}, name = `n${n}`, providerId =
  * documents), as a lone `capabilities/` folder at `<dir>.changed`: the definitions a reload
  * that changes everything reads.
  */
-async function generateChanged(n, { log = () => {}, name = `n${n}`, seed = 0xc0ffee ^ n } = {}) {
-  const dir = path.join(cacheDir(), `${name}.changed`);
+async function generateChanged(n, { log = () => {}, name = `n${n}`, seed = 0xc0ffee ^ n, legacy = false } = {}) {
+  const dir = path.join(cacheDir(), `${name}.changed${legacy ? '.legacy' : ''}`);
   return staged(dir, 'capabilities', async (staging) => {
     const out = writer(staging);
     for (const { i, record } of records(n, seed)) {
       record.description = `Revised: ${record.description}`;
-      await out.write(definitionPath(record, i), JSON.stringify(record, null, 2));
+      const file = definitionPath(record, i);
+      await out.write(legacy ? legacyName(file) : file, JSON.stringify(record, null, 2));
     }
     await out.done();
   }, log);
@@ -283,6 +284,44 @@ export async function reloadTree(n, options = {}) {
     await rm(staging, { recursive: true, force: true });
     await promisify(execFile)('cp', ['-al', source, staging]);
     await rm(root, { recursive: true, force: true });
+    await rename(staging, root);
+  }
+  return tree;
+}
+
+/** A definition file's name in the legacy layout. */
+const legacyName = (file) => `${file.slice(0, -'.json'.length)}.capability.json`;
+
+/**
+ * The tree `dir` in the `legacy` layout, at `<dir>.legacy`: the same files hard-linked (no data
+ * is copied), each capability definition named `*.capability.json` where it lies. The legacy
+ * reader walks the whole root for that suffix.
+ */
+export async function legacyTree(dir, { log = () => {} } = {}) {
+  const target = `${dir}.legacy`;
+  return staged(target, 'provider.json', async (staging) => {
+    await rm(staging, { recursive: true });
+    await promisify(execFile)('cp', ['-al', dir, staging]);
+    for (const file of filesBelow(path.join(staging, 'capabilities'))) {
+      if (file.endsWith('.json')) await rename(file, legacyName(file));
+    }
+  }, log);
+}
+
+/** `reloadTree` in the `legacy` layout: the private copy and its changed variant, legacy-named. */
+export async function legacyReloadTree(n, options = {}) {
+  const { log = () => {}, name = `n${n}` } = options;
+  const source = await legacyTree(await generate(n, options), { log });
+  // Generated afresh: the directory layout's changed variant alternates with its reload tree.
+  const changed = await generateChanged(n, { ...options, legacy: true });
+  const root = path.join(cacheDir(), `${name}.legacy.reload`);
+  const tree = { root, changed };
+  await repairSwap(tree);
+  if (!(await exists(path.join(root, 'provider.json')))) {
+    log(`linking ${root} ...`);
+    const staging = `${root}.tmp-${process.pid}`;
+    await rm(staging, { recursive: true, force: true });
+    await promisify(execFile)('cp', ['-al', source, staging]);
     await rename(staging, root);
   }
   return tree;

@@ -5,7 +5,7 @@
 //
 //   node --expose-gc bench/reload-worker.mjs '<spec JSON>'
 //
-// spec: { providers: [{ providerId, root, changed }] } (see reloadTree in generate.mjs).
+// spec: { providers: [{ providerId, root, changed }], layout? } (see reloadTree in generate.mjs).
 
 import * as cg from '@devcodex/capability-graph';
 import { swapDefinitions } from './generate.mjs';
@@ -18,7 +18,7 @@ const heldMs = holdMonitor();
 const rssBeforeOpenMiB = gcRssMiB();
 let started = performance.now();
 const graph = await cg.CapabilityGraph.open({
-  providers: spec.providers.map(({ providerId, root }) => ({ providerId, authority: { kind: 'file', rootDir: root, definitionLayout: 'directory' } })),
+  providers: spec.providers.map(({ providerId, root }) => ({ providerId, authority: { kind: 'file', rootDir: root, definitionLayout: spec.layout ?? 'directory' } })),
 });
 const openMs = performance.now() - started;
 const rssAfterOpenMiB = gcRssMiB();

@@ -4,6 +4,7 @@
 //
 //   npm run bench -- --scale 1000,10000   sizes to run (default 1000,10000,100000; BENCH_SIZES)
 //   npm run bench -- --providers 1000x1000 also K providers of N capabilities each
+//   npm run bench -- --layout legacy       the definition layout(s): directory (default), legacy, or both
 //   BENCH_RUNS=5                           worker processes per size and kind
 //   BENCH_RELOAD=0                         skip the memory/reload workers
 //   BENCH_CACHE=/path                      where generated trees live (default os.tmpdir())
@@ -14,19 +15,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { canonicalBytes, generate, GENERATOR_VERSION, PROVIDER_ID, reloadTree } from './generate.mjs';
+import { canonicalBytes, generate, GENERATOR_VERSION, legacyReloadTree, legacyTree, PROVIDER_ID, reloadTree } from './generate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { values: args } = parseArgs({ options: { scale: { type: 'string' }, providers: { type: 'string' } } });
+const { values: args } = parseArgs({ options: { scale: { type: 'string' }, providers: { type: 'string' }, layout: { type: 'string' } } });
 const sizes = (args.scale ?? process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number).filter((n) => n > 0);
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const withReload = process.env.BENCH_RELOAD !== '0';
 
-/** The configurations measured: one provider of each size, then K providers of N each. */
-const configs = sizes.map((n) => ({ label: String(n), n, providers: 1, perProvider: n }));
-for (const shape of (args.providers ?? '').split(',').filter(Boolean)) {
-  const [k, per] = shape.split('x').map(Number);
-  configs.push({ label: `${k}×${per}`, n: k * per, providers: k, perProvider: per });
+const layouts = (args.layout ?? 'directory').split(',');
+if (layouts.some((l) => !['directory', 'legacy'].includes(l))) throw new Error(`--layout: directory, legacy or both, not ${args.layout}`);
+
+/** The configurations measured: one provider of each size, then K providers of N each, in
+ *  each layout (legacy columns say so). */
+const configs = [];
+for (const layout of layouts) {
+  const suffix = layout === 'legacy' ? ' legacy' : '';
+  for (const n of sizes) configs.push({ label: `${n}${suffix}`, n, providers: 1, perProvider: n, layout });
+  for (const shape of (args.providers ?? '').split(',').filter(Boolean)) {
+    const [k, per] = shape.split('x').map(Number);
+    configs.push({ label: `${k}×${per}${suffix}`, n: k * per, providers: k, perProvider: per, layout });
+  }
 }
 
 const median = (values) => {
@@ -94,17 +103,25 @@ for (const config of configs) {
     config.providers === 1
       ? { providerId: PROVIDER_ID, name: `n${config.n}` }
       : { providerId: `bench.p${k}`, name: `m${config.providers}x${config.perProvider}/p${k}`, seed: 0xc0ffee ^ config.perProvider ^ (k * 0x9e3779b1) });
+  const legacy = config.layout === 'legacy';
   const providers = [];
-  for (const o of names) providers.push({ providerId: o.providerId, rootDir: await generate(config.perProvider, { ...o, log }) });
+  const generated = [];
+  for (const o of names) {
+    generated.push(await generate(config.perProvider, { ...o, log }));
+    providers.push({ providerId: o.providerId, rootDir: legacy ? await legacyTree(generated.at(-1), { log }) : generated.at(-1) });
+  }
   const dirs = providers.map((p) => p.rootDir);
-  const floor = await measure('floor.mjs', dirs);
-  const canonical = await canonicalBytes(dirs);
-  const main = await measure('worker.mjs', (r) => [JSON.stringify({ providers, perProvider: config.perProvider, seed: r + 1 })], ['--expose-gc']);
+  const floor = await measure('floor.mjs', legacy ? ['--legacy', ...dirs] : dirs);
+  // Both layouts hold the same definitions.
+  const canonical = await canonicalBytes(generated);
+  const { layout } = config;
+  const main = await measure('worker.mjs', (r) => [JSON.stringify({ providers, perProvider: config.perProvider, seed: r + 1, layout })], ['--expose-gc']);
   let memory = null;
   if (withReload) {
     const trees = [];
-    for (const o of names) trees.push({ providerId: o.providerId, ...(await reloadTree(config.perProvider, { ...o, log })) });
-    memory = await measure('reload-worker.mjs', [JSON.stringify({ providers: trees })], ['--expose-gc']);
+    const tree = legacy ? legacyReloadTree : reloadTree;
+    for (const o of names) trees.push({ providerId: o.providerId, ...(await tree(config.perProvider, { ...o, log })) });
+    memory = await measure('reload-worker.mjs', [JSON.stringify({ providers: trees, layout })], ['--expose-gc']);
   }
   report.configs[config.label] = { ...config, canonicalBytes: canonical, floor, main, memory };
   const m = main.median;

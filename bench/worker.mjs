@@ -255,7 +255,7 @@ await yieldToLoop();
 heldMs();
 const openStarted = performance.now();
 const graph = await cg.CapabilityGraph.open({
-  providers: spec.providers.map(({ providerId, rootDir }) => ({ providerId, authority: { kind: 'file', rootDir, definitionLayout: 'directory' } })),
+  providers: spec.providers.map(({ providerId, rootDir }) => ({ providerId, authority: { kind: 'file', rootDir, definitionLayout: spec.layout ?? 'directory' } })),
   ...(cg.lexicalExecutor ? { executor: cg.lexicalExecutor() } : {}),
   knowledgeRetriever: { id: 'bench', retrieve: readingRetriever },
 });
