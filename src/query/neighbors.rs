@@ -11,6 +11,7 @@ use crate::ids::format_qualified;
 use crate::scope::{Completeness, Meta};
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde_json::{json, Value};
+use std::cell::OnceCell;
 
 const KEYS: [&str; 6] = [
     "requestProviderScope",
@@ -133,14 +134,14 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     let (p, node) = call.locate(&view, provider, capability)?;
     let s = view.snapshot(p);
     let qualified_id = format_qualified(provider, capability);
-    let filters: Vec<String> = Kind::ALL
-        .iter()
-        .map(|k| json!({ "id": qualified_id, "kind": k.as_str(), "limit": limit }).to_string())
-        .collect();
+    // A group's cursor binds its filter; only groups with a cursor in or out need one.
+    let filters: [OnceCell<String>; 8] = Default::default();
     let binding = |k: Kind| Binding {
         kind: "neighbors",
         revision: &s.static_revision,
-        filter: &filters[k as usize],
+        filter: filters[k as usize].get_or_init(|| {
+            json!({ "id": qualified_id, "kind": k.as_str(), "limit": limit }).to_string()
+        }),
     };
 
     // Where each requested group starts.
@@ -174,19 +175,19 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     });
     // Every page is measured as it would be printed: each group with its completeness word and
     // the real cursor of the row it would continue at.
-    let mut skeletons = [0usize; 3];
-    for (i, c) in COMPLETENESS.into_iter().enumerate() {
-        meta.completeness = c;
-        skeletons[i] = r#"{"id":,"groups":{},"meta":}"#.len()
-            + id_json.len()
-            + to_json(&meta).len()
-            + Kind::ALL
-                .iter()
-                .map(|k| k.as_str().len() + 3)
-                .sum::<usize>()
-            // the commas between the groups
-            + (Kind::ALL.len() - 1);
-    }
+    // The meta of each page completeness differs only in its completeness word.
+    meta.completeness = Completeness::Complete;
+    let skeleton = r#"{"id":,"groups":{},"meta":}"#.len()
+        + id_json.len()
+        + to_json(&meta).len()
+        + Kind::ALL
+            .iter()
+            .map(|k| k.as_str().len() + 3)
+            .sum::<usize>()
+        // the commas between the groups
+        + (Kind::ALL.len() - 1);
+    let skeletons = COMPLETENESS
+        .map(|c| skeleton + completeness_word(c) - completeness_word(Completeness::Complete));
     // Groups' bindings differ only in the hash of their filter, which has one length.
     let lengths = cursor::Lengths::new(&binding(Kind::Parents))?;
     let cursor_len = |kind: Kind, pos: usize| {

@@ -3,11 +3,10 @@
 
 use super::args::{target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
-use super::views::{to_json, CapabilityId, ViewEntry};
+use super::views::{to_json, write_id, write_ids, CapabilityId};
 use super::Call;
 use crate::error::Result;
 use crate::scope::{Meta, View};
-use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -18,36 +17,6 @@ const KEYS: [&str; 4] = [
     "requiredStaticRevisionByProvider",
 ];
 
-#[derive(Serialize)]
-struct Edge<'a> {
-    from: CapabilityId<'a>,
-    to: CapabilityId<'a>,
-}
-
-#[derive(Serialize)]
-struct Reason<'a> {
-    requested: bool,
-    #[serde(rename = "requiredBy")]
-    required_by: Vec<CapabilityId<'a>>,
-}
-
-#[derive(Serialize)]
-struct ReasonEntry<'a> {
-    id: CapabilityId<'a>,
-    reason: Reason<'a>,
-}
-
-#[derive(Serialize)]
-struct SelectionResult<'a> {
-    requested: Vec<CapabilityId<'a>>,
-    resolved: Vec<CapabilityId<'a>>,
-    added: Vec<CapabilityId<'a>>,
-    #[serde(rename = "requiresEdges")]
-    requires_edges: Vec<Edge<'a>>,
-    reasons: Vec<ReasonEntry<'a>>,
-    meta: Meta,
-}
-
 fn id_of(view: &View, (p, n): Node) -> CapabilityId<'_> {
     let s = view.snapshot(p);
     CapabilityId {
@@ -56,10 +25,16 @@ fn id_of(view: &View, (p, n): Node) -> CapabilityId<'_> {
     }
 }
 
-/// Orders nodes as their qualified IDs sort: by provider ID, then capability ID.
-fn qualified_order(view: &View, a: Node, b: Node) -> std::cmp::Ordering {
-    let (x, y) = (id_of(view, a), id_of(view, b));
-    (x.provider_id, x.capability_id).cmp(&(y.provider_id, y.capability_id))
+/// Orders nodes as their qualified IDs sort: by provider ID, then capability ID — a snapshot
+/// holds its capabilities sorted by ID, so within a provider that is the node order.
+fn qualified_order(view: &View, (p, a): Node, (q, b): Node) -> std::cmp::Ordering {
+    if p == q {
+        a.cmp(&b)
+    } else {
+        view.snapshot(p)
+            .provider_id()
+            .cmp(view.snapshot(q).provider_id())
+    }
 }
 
 pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
@@ -92,20 +67,6 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
         qualified_order(&view, closure.nodes[f1], closure.nodes[f2])
             .then_with(|| qualified_order(&view, closure.nodes[t1], closure.nodes[t2]))
     });
-    let reasons = order
-        .iter()
-        .map(|&i| {
-            let mut by = closure.required_by[i].clone();
-            by.sort_by(|&a, &b| qualified_order(&view, closure.nodes[a], closure.nodes[b]));
-            ReasonEntry {
-                id: id(i),
-                reason: Reason {
-                    requested: i < closure.requested,
-                    required_by: by.into_iter().map(id).collect(),
-                },
-            }
-        })
-        .collect();
     let mut meta = Meta::of(&view, true);
     meta.extra.insert(
         "budgets".into(),
@@ -115,29 +76,65 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
             "selection.maxEdges": budget.max_edges,
         }),
     );
-    let viewed: Vec<ViewEntry> = order
-        .iter()
-        .map(|&i| ViewEntry::new(view.snapshot(closure.nodes[i].0), closure.nodes[i].1))
-        .collect();
-    meta.extra
-        .insert("view".into(), json!({ "capabilities": viewed }));
-    let result = SelectionResult {
-        requested: (0..closure.requested).map(id).collect(),
-        resolved: order.iter().map(|&i| id(i)).collect(),
-        added: order
+    // The answer is IDs through and through: written directly (see `write_id`).
+    let mut out = String::with_capacity(1024 + 200 * (closure.nodes.len() * 4 + edges.len() * 2));
+    out.push_str(r#"{"requested":"#);
+    write_ids(&mut out, (0..closure.requested).map(id));
+    out.push_str(r#","resolved":"#);
+    write_ids(&mut out, order.iter().map(|&i| id(i)));
+    out.push_str(r#","added":"#);
+    write_ids(
+        &mut out,
+        order
             .iter()
             .filter(|&&i| i >= closure.requested)
-            .map(|&i| id(i))
-            .collect(),
-        requires_edges: edges
-            .iter()
-            .map(|&(f, t)| Edge {
-                from: id(f),
-                to: id(t),
-            })
-            .collect(),
-        reasons,
-        meta,
-    };
-    Ok(to_json(&result))
+            .map(|&i| id(i)),
+    );
+    out.push_str(r#","requiresEdges":["#);
+    for (n, &(f, t)) in edges.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"from":"#);
+        write_id(&mut out, id(f));
+        out.push_str(r#","to":"#);
+        write_id(&mut out, id(t));
+        out.push('}');
+    }
+    out.push_str(r#"],"reasons":["#);
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let mut by = closure.required_by[i].clone();
+        by.sort_by(|&a, &b| qualified_order(&view, closure.nodes[a], closure.nodes[b]));
+        out.push_str(r#"{"id":"#);
+        write_id(&mut out, id(i));
+        out.push_str(r#","reason":{"requested":"#);
+        out.push_str(if i < closure.requested {
+            "true"
+        } else {
+            "false"
+        });
+        out.push_str(r#","requiredBy":"#);
+        write_ids(&mut out, by.into_iter().map(id));
+        out.push_str("}}");
+    }
+    // `meta` ends with `view` (its last member): the serialised rest, then the view's entries.
+    let rest = to_json(&meta);
+    out.push_str(r#"],"meta":"#);
+    out.push_str(&rest[..rest.len() - 1]);
+    out.push_str(r#","view":{"capabilities":["#);
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"id":"#);
+        write_id(&mut out, id(i));
+        out.push_str(r#","staticRevision":""#);
+        out.push_str(&view.snapshot(closure.nodes[i].0).static_revision);
+        out.push_str(r#""}"#);
+    }
+    out.push_str("]}}}");
+    Ok(out)
 }

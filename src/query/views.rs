@@ -126,6 +126,30 @@ impl<'a> ViewEntry<'a> {
     }
 }
 
+/// Appends `{"providerId":…,"capabilityId":…}` as compact JSON. Both IDs match `ID_PATTERN`
+/// (validated at load), so nothing in them needs escaping: the hot answers made of IDs are
+/// written without a serialiser's per-byte escape scan.
+pub fn write_id(out: &mut String, id: CapabilityId) {
+    debug_assert!(crate::ids::is_id(id.provider_id) && crate::ids::is_id(id.capability_id));
+    out.push_str(r#"{"providerId":""#);
+    out.push_str(id.provider_id);
+    out.push_str(r#"","capabilityId":""#);
+    out.push_str(id.capability_id);
+    out.push_str(r#""}"#);
+}
+
+/// Appends a JSON array of IDs (see [`write_id`]).
+pub fn write_ids<'a>(out: &mut String, ids: impl IntoIterator<Item = CapabilityId<'a>>) {
+    out.push('[');
+    for (i, id) in ids.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_id(out, id);
+    }
+    out.push(']');
+}
+
 /// Compact JSON of a serialisable value (our records always serialise).
 pub fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
