@@ -3,7 +3,7 @@
 
 use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
 use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
-use super::views::{to_json, CatalogRecord};
+use super::views::{catalog_row, to_json};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::Result;
@@ -158,7 +158,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         }
         let following = rows.peek().copied();
         let s = view.snapshot(p);
-        let row = to_json(&CatalogRecord::new(s, n));
+        let row = catalog_row(s, n);
         if row.len() as u64 > budget.max_item_bytes {
             let w = oversized_row(
                 &format_qualified(s.provider_id(), &s.capability(n).id),

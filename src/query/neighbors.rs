@@ -3,7 +3,7 @@
 
 use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
 use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
-use super::views::{to_json, CapabilityId, CatalogRecord, ViewEntry};
+use super::views::{catalog_row, to_json, CapabilityId, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::Result;
@@ -232,7 +232,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
             let following = (pos + 1 < list.len()).then_some(pos + 1);
             let before = shapes[k];
             shapes[k].cursor = following.map(|f| cursor_len(kind, f));
-            let row = to_json(&CatalogRecord::new(s, target));
+            let row = catalog_row(s, target);
             if row.len() as u64 > budget.max_item_bytes {
                 let mut w = oversized_row(
                     &format_qualified(provider, &s.capability(target).id),

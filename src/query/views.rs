@@ -69,40 +69,65 @@ impl<'a> StaticCapability<'a> {
     }
 }
 
-/// One row of the catalog and of neighbour groups (`CatalogRecord`).
-#[derive(Serialize)]
-pub struct CatalogRecord<'a> {
-    pub id: CapabilityId<'a>,
-    #[serde(rename = "qualifiedId")]
-    pub qualified_id: String,
-    #[serde(rename = "providerId")]
-    pub provider_id: &'a str,
-    pub name: &'a str,
-    pub description: &'a str,
-    #[serde(rename = "whenToUse")]
-    pub when_to_use: &'a str,
-    #[serde(rename = "staticRevision")]
-    pub static_revision: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub distinction: Option<&'a str>,
+/// One row of the catalog and of neighbour groups (`CatalogRecord`) as compact JSON: `id`,
+/// `qualifiedId`, `providerId`, `name`, `description`, `whenToUse`, `staticRevision`, then
+/// `distinction` when there is one. Rows are most of what catalog and neighbour pages print,
+/// so they are written directly (see [`write_str`]).
+pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
+    let c = s.capability(node);
+    let provider_id = s.provider_id();
+    let texts = c.name.len() + c.description.len() + c.when_to_use.len();
+    let mut out = String::with_capacity(256 + 3 * c.id.len() + texts + 32);
+    out.push_str(r#"{"id":"#);
+    write_id(
+        &mut out,
+        CapabilityId {
+            provider_id,
+            capability_id: &c.id,
+        },
+    );
+    // IDs and revisions need no escaping (ID pattern; `s:` and hex digits).
+    out.push_str(r#","qualifiedId":""#);
+    out.push_str(provider_id);
+    out.push_str(crate::ids::QUALIFIED_SEPARATOR);
+    out.push_str(&c.id);
+    out.push_str(r#"","providerId":""#);
+    out.push_str(provider_id);
+    out.push_str(r#"","name":"#);
+    write_str(&mut out, &c.name);
+    out.push_str(r#","description":"#);
+    write_str(&mut out, &c.description);
+    out.push_str(r#","whenToUse":"#);
+    write_str(&mut out, &c.when_to_use);
+    out.push_str(r#","staticRevision":""#);
+    out.push_str(&s.static_revision);
+    out.push('"');
+    if let Some(d) = &c.distinction {
+        out.push_str(r#","distinction":"#);
+        write_str(&mut out, d);
+    }
+    out.push('}');
+    out
 }
 
-impl<'a> CatalogRecord<'a> {
-    pub fn new(s: &'a ProviderSnapshot, node: u32) -> CatalogRecord<'a> {
-        let c = s.capability(node);
-        CatalogRecord {
-            id: CapabilityId {
-                provider_id: s.provider_id(),
-                capability_id: &c.id,
-            },
-            qualified_id: format_qualified(s.provider_id(), &c.id),
-            provider_id: s.provider_id(),
-            name: &c.name,
-            description: &c.description,
-            when_to_use: &c.when_to_use,
-            static_revision: &s.static_revision,
-            distinction: c.distinction.as_deref(),
-        }
+/// Whether serde_json would escape anything in `s`: a quote, a backslash or a control
+/// character (it leaves every other character as it is).
+fn needs_escape(s: &str) -> bool {
+    // No early exit: the fold runs over wide words, far faster than a byte loop that can stop.
+    s.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
+/// Appends `s` as a JSON string, byte for byte as serde_json prints it; a string with nothing
+/// to escape (nearly every one) is copied as it is.
+pub fn write_str(out: &mut String, s: &str) {
+    if needs_escape(s) {
+        out.push_str(&to_json(&s));
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
     }
 }
 
@@ -153,4 +178,73 @@ pub fn write_ids<'a>(out: &mut String, ids: impl IntoIterator<Item = CapabilityI
 /// Compact JSON of a serialisable value (our records always serialise).
 pub fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definitions::{validate_provider, Roots};
+    use crate::snapshot::{AuthorityKind, DocumentRoots};
+    use serde_json::json;
+
+    #[test]
+    fn catalog_rows_carry_every_field_in_record_order() {
+        let definition = json!({ "providerId": "acme", "name": "Acme", "version": "1", "capabilities": [
+            { "capabilityId": "a.plain", "name": "Plain", "description": "Does \"quoted\" things\n",
+              "whenToUse": "Use it.", "distinction": "Not the other one." },
+            { "capabilityId": "b.bare", "name": "Bare", "description": "D", "whenToUse": "W" },
+        ] });
+        let roots = Roots {
+            aliases: &[],
+            default_root: false,
+        };
+        let v = validate_provider(&definition, None, &roots).unwrap();
+        let roots = DocumentRoots {
+            default_root: None,
+            aliases: Vec::new(),
+        };
+        let s = ProviderSnapshot::build(v, AuthorityKind::Inline, roots);
+        let expected = |i: u32| {
+            let c = s.capability(i);
+            let mut row = json!({
+                "id": { "providerId": "acme", "capabilityId": c.id },
+                "qualifiedId": format!("acme::{}", c.id),
+                "providerId": "acme",
+                "name": c.name,
+                "description": c.description,
+                "whenToUse": c.when_to_use,
+                "staticRevision": s.static_revision,
+            });
+            if let Some(d) = &c.distinction {
+                row["distinction"] = json!(d);
+            }
+            row.to_string()
+        };
+        for i in 0..2 {
+            assert_eq!(catalog_row(&s, i), expected(i));
+        }
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut every_byte = String::new();
+        for c in (0u32..0x80).chain([0xe9, 0x2028, 0x2029, 0xfeff, 0x1f600]) {
+            every_byte.push(char::from_u32(c).unwrap());
+        }
+        let cases = [
+            "",
+            "plain words",
+            "a \"quoted\" word",
+            r"back\slash",
+            "tab\there, line\nbreak, bell\u{7}, delete\u{7f}",
+            "Ünïcödé and 中文 and \u{2028} separators",
+            "</script> & 'single'",
+            every_byte.as_str(),
+        ];
+        for case in cases {
+            let mut out = String::new();
+            write_str(&mut out, case);
+            assert_eq!(out, serde_json::to_string(case).unwrap(), "{case:?}");
+        }
+    }
 }
