@@ -168,7 +168,7 @@ struct CandidateView<'a> {
     when_to_use: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     distinction: Option<&'a str>,
-    examples: &'a [String],
+    examples: &'a [Box<str>],
 }
 
 fn all_nodes(view: &View) -> impl Iterator<Item = Node> + '_ {

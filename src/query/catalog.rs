@@ -46,7 +46,7 @@ fn provider_rows<'v>(
             Box::new(children[start..].iter().copied().filter(matches))
         }
         None => {
-            let first = s.capabilities.partition_point(|c| c.id.as_str() < prefix) as u32;
+            let first = s.capabilities.partition_point(|c| &*c.id < prefix) as u32;
             let total = s.capabilities.len() as u32;
             Box::new((first.max(from)..total).take_while(move |n| matches(n)))
         }

@@ -102,7 +102,7 @@ struct Detail<'a> {
     distinction: Option<&'a str>,
     #[serde(rename = "staticRevision")]
     static_revision: &'a str,
-    examples: &'a [String],
+    examples: &'a [Box<str>],
     #[serde(rename = "neighborSummaries")]
     neighbor_summaries: Summaries<'a>,
     knowledge: KnowledgePage<'a>,

@@ -82,7 +82,7 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
                 match k {
                     KnowledgeRef::Document(d) => docs.push((Some(&c.id), d)),
                     KnowledgeRef::Collection(col) => {
-                        docs.extend(col.members.iter().map(|d| (Some(c.id.as_str()), d)))
+                        docs.extend(col.members.iter().map(|d| (Some(&*c.id), d)))
                     }
                 }
             }

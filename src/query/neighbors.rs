@@ -93,7 +93,7 @@ fn page_len(skeletons: &[usize; 3], shapes: &[Shape], warnings: &Warnings) -> us
 fn cursor_position(s: &ProviderSnapshot, list: &[u32], after: &str) -> Option<usize> {
     list.binary_search_by(|&t| {
         crate::opcount::tick(crate::opcount::Op::NeighbourStep);
-        s.capability(t).id.as_str().cmp(after)
+        s.capability(t).id.as_ref().cmp(after)
     })
     .ok()
 }

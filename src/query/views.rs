@@ -25,7 +25,7 @@ pub struct StaticCapability<'a> {
     pub when_to_use: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distinction: Option<&'a str>,
-    pub examples: &'a [String],
+    pub examples: &'a [Box<str>],
     pub parents: Vec<CapabilityId<'a>>,
     pub specializes: Vec<CapabilityId<'a>>,
     pub related: Vec<CapabilityId<'a>>,

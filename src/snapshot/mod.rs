@@ -100,13 +100,13 @@ impl Adjacency {
 /// One capability as served.
 #[derive(Debug)]
 pub struct Capability {
-    pub id: String,
-    pub name: String,
-    pub description: String,
-    pub when_to_use: String,
-    pub distinction: Option<String>,
-    pub examples: Vec<String>,
-    pub knowledge: Vec<KnowledgeRef>,
+    pub id: Box<str>,
+    pub name: Box<str>,
+    pub description: Box<str>,
+    pub when_to_use: Box<str>,
+    pub distinction: Option<Box<str>>,
+    pub examples: Box<[Box<str>]>,
+    pub knowledge: Box<[KnowledgeRef]>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,13 +212,13 @@ impl ProviderSnapshot {
             .capabilities
             .into_iter()
             .map(|c| Capability {
-                id: c.capability_id,
-                name: c.name,
-                description: c.description,
-                when_to_use: c.when_to_use,
-                distinction: c.distinction,
-                examples: c.examples,
-                knowledge: c.knowledge,
+                id: c.capability_id.into(),
+                name: c.name.into(),
+                description: c.description.into(),
+                when_to_use: c.when_to_use.into(),
+                distinction: c.distinction.map(Into::into),
+                examples: c.examples.into_iter().map(Into::into).collect(),
+                knowledge: c.knowledge.into(),
             })
             .collect();
         ProviderSnapshot {
@@ -270,7 +270,7 @@ impl ProviderSnapshot {
     pub fn find(&self, capability_id: &str) -> Option<u32> {
         // Capabilities are sorted by ID: a binary search needs no second copy of every ID.
         self.capabilities
-            .binary_search_by(|c| c.id.as_str().cmp(capability_id))
+            .binary_search_by(|c| c.id.as_ref().cmp(capability_id))
             .ok()
             .map(|i| i as u32)
     }

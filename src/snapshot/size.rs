@@ -45,13 +45,14 @@ fn knowledge(k: &KnowledgeRef) -> usize {
 }
 
 fn capability(c: &Capability) -> usize {
-    text(&c.id)
-        + text(&c.name)
-        + text(&c.description)
-        + text(&c.when_to_use)
-        + opt(&c.distinction)
-        + c.examples.capacity() * size_of::<String>()
-        + c.examples.iter().map(text).sum::<usize>()
+    let boxed = |s: &str| s.len();
+    boxed(&c.id)
+        + boxed(&c.name)
+        + boxed(&c.description)
+        + boxed(&c.when_to_use)
+        + c.distinction.as_deref().map_or(0, boxed)
+        + c.examples.len() * size_of::<Box<str>>()
+        + c.examples.iter().map(|e| boxed(e)).sum::<usize>()
         + c.knowledge.iter().map(knowledge).sum::<usize>()
 }
 

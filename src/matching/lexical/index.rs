@@ -75,7 +75,7 @@ pub fn field_texts(s: &ProviderSnapshot, node: u32, field: Field) -> Vec<&str> {
         Field::Id => vec![&c.id],
         Field::WhenToUse => vec![&c.when_to_use],
         Field::Description => vec![&c.description],
-        Field::Examples => c.examples.iter().map(String::as_str).collect(),
+        Field::Examples => c.examples.iter().map(|e| &**e).collect(),
         Field::Distinction => c.distinction.as_deref().into_iter().collect(),
         Field::KnowledgeTitles => c
             .knowledge
@@ -88,7 +88,7 @@ pub fn field_texts(s: &ProviderSnapshot, node: u32, field: Field) -> Vec<&str> {
         Field::ParentNames => s
             .neighbours(node, Kind::Parents)
             .iter()
-            .map(|&p| s.capability(p).name.as_str())
+            .map(|&p| s.capability(p).name.as_ref())
             .collect(),
     }
 }
