@@ -211,24 +211,14 @@ async function askReaders(readers, request, bodies, { active, signal } = {}) {
     if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, { active, signal });
     let out;
     try {
-      const context = { providerId: request.providerId, staticRevision: request.staticRevision };
-      out = await bounded((own) => reader.read(request.ref, context, { maxBytes: request.maxBytes, signal: own }), {
+      out = await bounded((own) => reader.read(request.ref, readerContext(request), { maxBytes: request.maxBytes, signal: own }), {
         timeoutMs: request.timeoutMs,
         signal,
         active,
       });
     } catch (error) {
-      if (error === CLOSED) throw closedError();
-      if (error === CANCELLED) throw pageReadAborted();
-      return failed(error === TIMED_OUT ? undefined : error);
+      return readerFailed(error, failed);
     }
-    const field = (name) => {
-      try {
-        return typeof out?.[name] === 'string' ? out[name] : null;
-      } catch {
-        return null;
-      }
-    };
     let buffer = null;
     try {
       const bytes = out?.bytes;
@@ -236,32 +226,38 @@ async function askReaders(readers, request, bodies, { active, signal } = {}) {
     } catch {
       // Unreadable bytes are no bytes: the engine reports the broken contract.
     }
+    const field = (name) => stringField(out, name) ?? null;
     return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
 }
 
-/**
- * A page read of a URL document through the reader's `stream()`: every chunk goes to the
- * engine's stream check as it arrives (which hashes the whole document and keeps the page);
- * a refused chunk ends the stream, and returning the iterator lets the reader release it. The
- * whole stream is one reader call: the reader deadline, the caller's `signal` and close() bound
- * it like a `read()`, and a stream stopped by them is abandoned (its signal aborted).
- */
+/** What a reader is told about the document it reads. */
+const readerContext = (request) => ({ providerId: request.providerId, staticRevision: request.staticRevision });
+
+/** `value[name]` when it is a string (a throwing getter counts as absent). */
+function stringField(value, name) {
+  try {
+    return typeof value?.[name] === 'string' ? value[name] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How a reader's call ended when it did not answer: close() and an abort end the whole read;
+ *  a missed deadline or a throw is that reader's failure (`failed`). */
+function readerFailed(error, failed) {
+  if (error === CLOSED) throw closedError();
+  if (error === CANCELLED) throw pageReadAborted();
+  return failed(error === TIMED_OUT ? undefined : error);
+}
+
 async function streamReader(reader, request, bodies, failed, { active, signal } = {}) {
   const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
-  const field = (chunk, name) => {
-    try {
-      return typeof chunk?.[name] === 'string' ? chunk[name] : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const context = { providerId: request.providerId, staticRevision: request.staticRevision };
   try {
     await bounded(
       async (own) => {
-        const chunks = reader.stream(request.ref, context, { chunkBytes: request.stream.chunkBytes, signal: own });
+        const chunks = reader.stream(request.ref, readerContext(request), { chunkBytes: request.stream.chunkBytes, signal: own });
         for await (const chunk of chunks) {
           if (own.aborted) break;
           let bytes;
@@ -270,15 +266,13 @@ async function streamReader(reader, request, bodies, failed, { active, signal } 
           } catch {
             bytes = undefined;
           }
-          if (!check.push(bytes, field(chunk, 'contentType'), field(chunk, 'source'))) break;
+          if (!check.push(bytes, stringField(chunk, 'contentType'), stringField(chunk, 'source'))) break;
         }
       },
       { timeoutMs: request.timeoutMs, signal, active },
     );
   } catch (error) {
-    if (error === CLOSED) throw closedError();
-    if (error === CANCELLED) throw pageReadAborted();
-    return failed(error === TIMED_OUT ? undefined : error);
+    return readerFailed(error, failed);
   }
   const answer = JSON.parse(check.finish());
   return { key: request.key, ...answer, buffer: bodies.push(check.window()) - 1 };
@@ -505,6 +499,17 @@ async function readDatabases(sources, hosts, budgets, active) {
   return reads;
 }
 
+/** A config as the engine takes it: its wire JSON, its host objects, and what its database
+ *  authorities hold — read a page at a time into the engine, before it loads them (config
+ *  errors first). */
+async function readConfig(config) {
+  const hosts = newHosts();
+  const wired = wireConfig(config, hosts);
+  hosts.databases = unwrap(call(native.databaseSources, wired));
+  const { sources, budgets } = hosts.databases;
+  return { wired, hosts, databases: await readDatabases(sources, hosts, budgets) };
+}
+
 /** The one provider a reload's options (wire JSON) name, if any. */
 function reloadTarget(args) {
   const options = JSON.parse(args);
@@ -574,13 +579,8 @@ class CapabilityGraph {
 
   /** Validates the config, loads every provider and resolves the open graph. */
   static async open(config) {
-    const hosts = newHosts();
-    const wired = wireConfig(config, hosts);
-    // Database authorities are read, a page at a time into the engine, before it loads them
-    // (config errors first).
-    hosts.databases = unwrap(call(native.databaseSources, wired));
-    const { sources, budgets } = hosts.databases;
-    const opened = await call(native.open, wired, await readDatabases(sources, hosts, budgets));
+    const { wired, hosts, databases } = await readConfig(config);
+    const opened = await call(native.open, wired, databases);
     if (typeof opened === 'string') unwrap(opened);
     return new CapabilityGraph(CONSTRUCT, opened, hosts);
   }
@@ -780,11 +780,8 @@ const internal = {
   query: (graph, verb, query) => runQuery(graph, verb, wire(query)),
   /** Every definition problem of each provider of `config` (what `open` stops at first). */
   async diagnose(config) {
-    const hosts = newHosts();
-    const wired = wireConfig(config, hosts);
-    hosts.databases = unwrap(call(native.databaseSources, wired));
-    const { sources, budgets } = hosts.databases;
-    return unwrap(call(native.diagnose, wired, await readDatabases(sources, hosts, budgets)));
+    const { wired, databases } = await readConfig(config);
+    return unwrap(call(native.diagnose, wired, databases));
   },
 };
 
