@@ -2,12 +2,11 @@
 
 use super::args::{target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
-use super::views::StaticCapability;
+use super::views::{to_json, write_static_members};
 use super::Call;
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
 use crate::scope::{Completeness, Meta, View};
-use serde::Serialize;
 
 const KEYS: [&str; 4] = [
     "ids",
@@ -15,36 +14,6 @@ const KEYS: [&str; 4] = [
     "requiredStaticRevision",
     "requiredStaticRevisionByProvider",
 ];
-
-#[derive(Serialize)]
-struct Reason {
-    requested: bool,
-    #[serde(rename = "requiredBy")]
-    required_by: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct Item<'a> {
-    #[serde(flatten)]
-    capability: StaticCapability<'a>,
-    reason: Reason,
-}
-
-#[derive(Serialize)]
-struct Edge {
-    from: String,
-    to: String,
-}
-
-#[derive(Serialize)]
-struct ResolveResult<'a> {
-    items: Vec<Item<'a>>,
-    requested: Vec<String>,
-    added: Vec<String>,
-    #[serde(rename = "requiresEdges")]
-    requires_edges: Vec<Edge>,
-    meta: Meta,
-}
 
 pub fn resolve(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
@@ -75,34 +44,59 @@ pub fn resolution(
         format_qualified(s.provider_id(), &s.capability(n).id)
     };
     let names: Vec<String> = closure.nodes.iter().map(|&n| qualified(n)).collect();
-    let items = closure
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, &(p, n))| {
-            let mut required_by: Vec<String> = closure.required_by[i]
-                .iter()
-                .map(|&j| names[j].clone())
-                .collect();
-            required_by.sort_unstable();
-            Item {
-                capability: StaticCapability::new(view.snapshot(p), n),
-                reason: Reason {
-                    requested: i < closure.requested,
-                    required_by,
-                },
+    // Qualified IDs match the ID pattern on both sides of `::`: written as they are.
+    let write_names = |out: &mut String, list: &mut dyn Iterator<Item = usize>| {
+        out.push('[');
+        for (k, i) in list.enumerate() {
+            if k > 0 {
+                out.push(',');
             }
-        })
-        .collect();
-    let mut requires_edges: Vec<Edge> = closure
-        .edges
-        .iter()
-        .map(|&(f, t)| Edge {
-            from: names[f].clone(),
-            to: names[t].clone(),
-        })
-        .collect();
-    requires_edges.sort_unstable_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
+            out.push('"');
+            out.push_str(&names[i]);
+            out.push('"');
+        }
+        out.push(']');
+    };
+    let mut out = String::with_capacity(2048 * closure.nodes.len() + 1024);
+    out.push_str(r#"{"items":["#);
+    for (i, &(p, n)) in closure.nodes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        write_static_members(&mut out, view.snapshot(p), n);
+        out.push_str(r#","reason":{"requested":"#);
+        out.push_str(if i < closure.requested {
+            "true"
+        } else {
+            "false"
+        });
+        out.push_str(r#","requiredBy":"#);
+        let mut required_by = closure.required_by[i].clone();
+        required_by.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]));
+        write_names(&mut out, &mut required_by.into_iter());
+        out.push_str("}}");
+    }
+    out.push_str(r#"],"requested":"#);
+    write_names(&mut out, &mut (0..closure.requested));
+    out.push_str(r#","added":"#);
+    write_names(&mut out, &mut (closure.requested..closure.nodes.len()));
+    let mut edges = closure.edges.clone();
+    edges.sort_unstable_by(|&(f1, t1), &(f2, t2)| {
+        (&names[f1], &names[t1]).cmp(&(&names[f2], &names[t2]))
+    });
+    out.push_str(r#","requiresEdges":["#);
+    for (k, &(f, t)) in edges.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"from":""#);
+        out.push_str(&names[f]);
+        out.push_str(r#"","to":""#);
+        out.push_str(&names[t]);
+        out.push_str(r#""}"#);
+    }
+    out.push(']');
 
     if let Some((name, limit)) = closure.budget_hit {
         meta.completeness = Completeness::Partial;
@@ -114,14 +108,10 @@ pub fn resolution(
         );
     }
     let partial = meta.completeness == Completeness::Partial;
-    let result = ResolveResult {
-        items,
-        requested: names[..closure.requested].to_vec(),
-        added: names[closure.requested..].to_vec(),
-        requires_edges,
-        meta,
-    };
-    let json = serde_json::to_string(&result).map_err(|_| GraphError::new(Code::Internal))?;
+    out.push_str(r#","meta":"#);
+    out.push_str(&to_json(&meta));
+    out.push('}');
+    let json = out;
     if json.len() as u64 > budget.max_bytes {
         return Err(GraphError::new(Code::ResultTooLarge)
             .detail("budget", "resolve.maxBytes")

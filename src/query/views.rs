@@ -1,7 +1,5 @@
 //! How snapshot data is printed in results. Keys follow the reference's record shapes.
 
-use crate::definitions::model::KnowledgeRef;
-use crate::ids::format_qualified;
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde::Serialize;
 
@@ -13,60 +11,62 @@ pub struct CapabilityId<'a> {
     pub capability_id: &'a str,
 }
 
-/// The full static record of one capability (`StaticCapability`).
-#[derive(Serialize)]
-pub struct StaticCapability<'a> {
-    pub id: CapabilityId<'a>,
-    #[serde(rename = "qualifiedId")]
-    pub qualified_id: String,
-    pub name: &'a str,
-    pub description: &'a str,
-    #[serde(rename = "whenToUse")]
-    pub when_to_use: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub distinction: Option<&'a str>,
-    pub examples: &'a [Box<str>],
-    pub parents: Vec<CapabilityId<'a>>,
-    pub specializes: Vec<CapabilityId<'a>>,
-    pub related: Vec<CapabilityId<'a>>,
-    pub requires: Vec<CapabilityId<'a>>,
-    pub knowledge: &'a [KnowledgeRef],
-    #[serde(rename = "staticRevision")]
-    pub static_revision: &'a str,
-}
-
-impl<'a> StaticCapability<'a> {
-    pub fn new(s: &'a ProviderSnapshot, node: u32) -> StaticCapability<'a> {
-        let c = s.capability(node);
-        let provider_id = s.provider_id();
-        let ids = |kind| {
+/// The members of the full static record of one capability (`StaticCapability`), without
+/// braces: `id`, `qualifiedId`, `name`, `description`, `whenToUse`, `distinction` when there is
+/// one, `examples`, the four declared relations, `knowledge`, `staticRevision`. Written
+/// directly, like catalog rows; knowledge references go through their serialiser.
+pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
+    let c = s.capability(node);
+    let provider_id = s.provider_id();
+    let id = |capability_id| CapabilityId {
+        provider_id,
+        capability_id,
+    };
+    out.push_str(r#""id":"#);
+    write_id(out, id(&c.id));
+    out.push_str(r#","qualifiedId":""#);
+    out.push_str(provider_id);
+    out.push_str(crate::ids::QUALIFIED_SEPARATOR);
+    out.push_str(&c.id);
+    out.push_str(r#"","name":"#);
+    write_str(out, &c.name);
+    out.push_str(r#","description":"#);
+    write_str(out, &c.description);
+    out.push_str(r#","whenToUse":"#);
+    write_str(out, &c.when_to_use);
+    if let Some(d) = &c.distinction {
+        out.push_str(r#","distinction":"#);
+        write_str(out, d);
+    }
+    out.push_str(r#","examples":["#);
+    for (i, e) in c.examples.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, e);
+    }
+    out.push(']');
+    for (key, kind) in [
+        ("parents", Kind::Parents),
+        ("specializes", Kind::Specializes),
+        ("related", Kind::Related),
+        ("requires", Kind::Requires),
+    ] {
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push_str("\":");
+        write_ids(
+            out,
             s.neighbours(node, kind)
                 .iter()
-                .map(|&t| CapabilityId {
-                    provider_id,
-                    capability_id: &s.capability(t).id,
-                })
-                .collect()
-        };
-        StaticCapability {
-            id: CapabilityId {
-                provider_id,
-                capability_id: &c.id,
-            },
-            qualified_id: format_qualified(provider_id, &c.id),
-            name: &c.name,
-            description: &c.description,
-            when_to_use: &c.when_to_use,
-            distinction: c.distinction.as_deref(),
-            examples: &c.examples,
-            parents: ids(Kind::Parents),
-            specializes: ids(Kind::Specializes),
-            related: ids(Kind::Related),
-            requires: ids(Kind::Requires),
-            knowledge: &c.knowledge,
-            static_revision: &s.static_revision,
-        }
+                .map(|&t| id(&s.capability(t).id)),
+        );
     }
+    out.push_str(r#","knowledge":"#);
+    out.push_str(&to_json(&c.knowledge));
+    out.push_str(r#","staticRevision":""#);
+    out.push_str(&s.static_revision);
+    out.push('"');
 }
 
 /// One row of the catalog and of neighbour groups (`CatalogRecord`) as compact JSON: `id`,
