@@ -3,7 +3,7 @@
 
 use super::args::{clamped_integer, invalid, pair, too_large, Args};
 use super::page::Rows;
-use super::views::{to_json, CapabilityId, ViewEntry};
+use super::views::{to_json, write_id, write_str, CapabilityId, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
@@ -23,29 +23,11 @@ const KEYS: [&str; 6] = [
     "knowledgeCursors",
 ];
 
-#[derive(Serialize)]
-struct NeighbourSummary<'a> {
-    id: CapabilityId<'a>,
-    name: &'a str,
-}
-
-#[derive(Serialize)]
+/// The first neighbours of one kind, and whether there are more.
 struct SummaryGroup<'a> {
-    items: Vec<NeighbourSummary<'a>>,
+    items: Vec<CapabilityId<'a>>,
+    names: Vec<&'a str>,
     completeness: Completeness,
-}
-
-/// The eight summary groups, keyed by relation kind in their fixed order; serialised straight
-/// into the answer (no intermediate JSON tree).
-struct Summaries<'a>(Vec<(&'static str, SummaryGroup<'a>)>);
-
-impl Serialize for Summaries<'_> {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        serializer.collect_map(self.0.iter().map(|(kind, group)| (kind, group)))
-    }
 }
 
 /// How a knowledge reference is listed in details: documents whole, collections summarised.
@@ -81,31 +63,92 @@ impl<'a> From<&'a KnowledgeRef> for KnowledgeSummary<'a> {
     }
 }
 
-#[derive(Serialize)]
 struct KnowledgePage<'a> {
     items: Vec<KnowledgeSummary<'a>>,
     completeness: Completeness,
-    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
     next_cursor: Option<String>,
 }
 
-#[derive(Serialize)]
 struct Detail<'a> {
     id: CapabilityId<'a>,
-    #[serde(rename = "qualifiedId")]
-    qualified_id: String,
     name: &'a str,
     description: &'a str,
-    #[serde(rename = "whenToUse")]
     when_to_use: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     distinction: Option<&'a str>,
-    #[serde(rename = "staticRevision")]
     static_revision: &'a str,
     examples: &'a [Box<str>],
-    #[serde(rename = "neighborSummaries")]
-    neighbor_summaries: Summaries<'a>,
+    /// The eight summary groups in their fixed order.
+    neighbor_summaries: Vec<(&'static str, SummaryGroup<'a>)>,
     knowledge: KnowledgePage<'a>,
+}
+
+impl Detail<'_> {
+    /// Compact JSON, members in record order; IDs and texts through the direct writers,
+    /// knowledge summaries through their serialiser.
+    fn to_json(&self) -> String {
+        let mut out = String::with_capacity(
+            512 + self.description.len()
+                + self.when_to_use.len()
+                + 64 * self.neighbor_summaries.len(),
+        );
+        out.push_str(r#"{"id":"#);
+        write_id(&mut out, self.id);
+        out.push_str(r#","qualifiedId":""#);
+        out.push_str(self.id.provider_id);
+        out.push_str(crate::ids::QUALIFIED_SEPARATOR);
+        out.push_str(self.id.capability_id);
+        out.push_str(r#"","name":"#);
+        write_str(&mut out, self.name);
+        out.push_str(r#","description":"#);
+        write_str(&mut out, self.description);
+        out.push_str(r#","whenToUse":"#);
+        write_str(&mut out, self.when_to_use);
+        if let Some(d) = self.distinction {
+            out.push_str(r#","distinction":"#);
+            write_str(&mut out, d);
+        }
+        out.push_str(r#","staticRevision":""#);
+        out.push_str(self.static_revision);
+        out.push_str(r#"","examples":["#);
+        for (i, e) in self.examples.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_str(&mut out, e);
+        }
+        out.push_str(r#"],"neighborSummaries":{"#);
+        for (k, (kind, group)) in self.neighbor_summaries.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(kind);
+            out.push_str(r#"":{"items":["#);
+            for (i, (id, name)) in group.items.iter().zip(&group.names).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(r#"{"id":"#);
+                write_id(&mut out, *id);
+                out.push_str(r#","name":"#);
+                write_str(&mut out, name);
+                out.push('}');
+            }
+            out.push_str(r#"],"completeness":"#);
+            out.push_str(&to_json(&group.completeness));
+            out.push('}');
+        }
+        out.push_str(r#"},"knowledge":{"items":"#);
+        out.push_str(&to_json(&self.knowledge.items));
+        out.push_str(r#","completeness":"#);
+        out.push_str(&to_json(&self.knowledge.completeness));
+        if let Some(c) = &self.knowledge.next_cursor {
+            out.push_str(r#","nextCursor":"#);
+            write_str(&mut out, c);
+        }
+        out.push_str("}}");
+        out
+    }
 }
 
 struct Limits {
@@ -124,7 +167,7 @@ fn detail<'a>(
     let provider_id = s.provider_id();
     let qualified_id = format_qualified(provider_id, &c.id);
     let mut truncated = false;
-    let mut neighbor_summaries = Summaries(Vec::with_capacity(Kind::ALL.len()));
+    let mut neighbor_summaries = Vec::with_capacity(Kind::ALL.len());
     for kind in Kind::ALL {
         let all = s.neighbours(node, kind);
         let shown = &all[..all.len().min(limits.neighbours as usize)];
@@ -133,21 +176,19 @@ fn detail<'a>(
         let group = SummaryGroup {
             items: shown
                 .iter()
-                .map(|&t| NeighbourSummary {
-                    id: CapabilityId {
-                        provider_id,
-                        capability_id: &s.capability(t).id,
-                    },
-                    name: &s.capability(t).name,
+                .map(|&t| CapabilityId {
+                    provider_id,
+                    capability_id: &s.capability(t).id,
                 })
                 .collect(),
+            names: shown.iter().map(|&t| &*s.capability(t).name).collect(),
             completeness: if cut {
                 Completeness::Truncated
             } else {
                 Completeness::Complete
             },
         };
-        neighbor_summaries.0.push((kind.as_str(), group));
+        neighbor_summaries.push((kind.as_str(), group));
     }
     let filter = json!({ "id": qualified_id, "limit": limits.knowledge }).to_string();
     let binding = Binding {
@@ -189,7 +230,6 @@ fn detail<'a>(
                 provider_id,
                 capability_id: &c.id,
             },
-            qualified_id,
             name: &c.name,
             description: &c.description,
             when_to_use: &c.when_to_use,
@@ -249,7 +289,7 @@ pub fn get_capabilities(call: &Call, json: &str) -> Result<String> {
         });
         match outcome {
             Ok((pos, node, (d, cut))) => {
-                let value = to_json(&d);
+                let value = d.to_json();
                 if value.len() as u64 > budget.max_item_bytes {
                     failed = true;
                     let e = GraphError::new(Code::ResultTooLarge)
