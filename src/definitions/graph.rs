@@ -32,8 +32,8 @@ pub fn resolve_endpoints<'r>(
     for (i, r) in records.iter().enumerate() {
         let mut edges: [Vec<u32>; 4] = Default::default();
         for relation in Relation::ALL {
-            let targets = &r.relations[relation as usize];
-            let mut resolved = Vec::with_capacity(targets.len());
+            let targets = r.relations.of(relation);
+            let mut resolved = Vec::with_capacity(targets.clone().count());
             for target in targets {
                 crate::opcount::tick(crate::opcount::Op::Endpoint);
                 match find(target) {
@@ -49,7 +49,7 @@ pub fn resolve_endpoints<'r>(
                         problems.push(
                             origin
                                 .fail(Code::RelationInvalid, Some(&field), "missing_endpoint")
-                                .detail("endpoint", target.as_str()),
+                                .detail("endpoint", target),
                         );
                     }
                 }

@@ -45,10 +45,47 @@ pub struct CapabilityRecord {
     pub when_to_use: String,
     pub distinction: Option<String>,
     pub examples: Vec<String>,
-    /// Indexed by [`Relation`].
-    pub relations: [Vec<String>; 4],
+    pub relations: Relations,
     /// Sorted by `knowledgeId`.
     pub knowledge: Vec<KnowledgeRef>,
+}
+
+/// The four declared relation lists of a record, in one allocation. A record lives from its
+/// file's validation (on a reading thread) until the snapshot is built; a string per endpoint
+/// would be freed then and leave holes between the snapshot's own strings that the allocator
+/// cannot give back. Each endpoint is followed by a space (IDs never contain one), the lists
+/// one after another.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Relations {
+    text: Box<str>,
+    /// Where each list ends in `text`, indexed by [`Relation`].
+    ends: [u32; 4],
+}
+
+impl Relations {
+    /// `lists` indexed by [`Relation`].
+    pub fn new(lists: &[Vec<String>; 4]) -> Relations {
+        let mut text = String::with_capacity(lists.iter().flatten().map(|id| id.len() + 1).sum());
+        let mut ends = [0u32; 4];
+        for (end, list) in ends.iter_mut().zip(lists) {
+            for id in list {
+                text.push_str(id);
+                text.push(' ');
+            }
+            *end = text.len() as u32;
+        }
+        Relations {
+            text: text.into_boxed_str(),
+            ends,
+        }
+    }
+
+    /// The endpoints of `relation`, sorted and distinct.
+    pub fn of(&self, relation: Relation) -> std::str::SplitTerminator<'_, char> {
+        let k = relation as usize;
+        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
+        self.text[start..self.ends[k] as usize].split_terminator(' ')
+    }
 }
 
 /// The four declared relation kinds, in declaration-check order.
@@ -186,5 +223,24 @@ pub struct HttpType;
 impl Serialize for HttpType {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str("http")
+    }
+}
+
+#[cfg(test)]
+mod relation_tests {
+    use super::*;
+
+    #[test]
+    fn relations_give_back_each_list_as_declared() {
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let lists = [ids(&["a.b", "c"]), ids(&[]), ids(&["d-e_f.g"]), ids(&["h"])];
+        let r = Relations::new(&lists);
+        for relation in Relation::ALL {
+            let got: Vec<&str> = r.of(relation).collect();
+            assert_eq!(got, lists[relation as usize], "{relation:?}");
+        }
+        let none = Relations::new(&Default::default());
+        assert_eq!(none, Relations::default());
+        assert!(Relation::ALL.iter().all(|&k| none.of(k).next().is_none()));
     }
 }

@@ -6,7 +6,9 @@ use super::fields::{
     Origin,
 };
 use super::knowledge::{document, knowledge_list, KnowledgeIds, Roots};
-use super::model::{AppliesTo, CapabilityRecord, ProviderRecord, Relation, Specification};
+use super::model::{
+    AppliesTo, CapabilityRecord, ProviderRecord, Relation, Relations, Specification,
+};
 use crate::error::{Code, GraphError};
 use crate::ids::is_id;
 use serde_json::{Map, Value};
@@ -217,7 +219,7 @@ pub fn capability_problems(
         when_to_use: when_to_use?,
         distinction,
         examples,
-        relations,
+        relations: Relations::new(&relations),
         knowledge,
     })
 }

@@ -1,7 +1,9 @@
 //! Identities derived by hashing: the static revision of a provider's definitions, the
 //! composite revision of a scope, and knowledge content IDs (SPEC §5, §14 D10). All blake3.
 
-use crate::definitions::model::{CapabilityRecord, KnowledgeRef, ProviderRecord};
+use crate::definitions::model::{
+    CapabilityRecord, KnowledgeRef, ProviderRecord, Relation, Relations,
+};
 use crate::definitions::ValidatedProvider;
 use serde::Serialize;
 use std::io::Write;
@@ -21,12 +23,21 @@ struct HashedCapability<'a> {
     examples: &'a [String],
     knowledge: &'a [KnowledgeRef],
     name: &'a str,
-    parents: &'a [String],
-    related: &'a [String],
-    requires: &'a [String],
-    specializes: &'a [String],
+    parents: Endpoints<'a>,
+    related: Endpoints<'a>,
+    requires: Endpoints<'a>,
+    specializes: Endpoints<'a>,
     #[serde(rename = "whenToUse")]
     when_to_use: &'a str,
+}
+
+/// One relation list of a record, hashed as the array of IDs it is.
+struct Endpoints<'a>(&'a Relations, Relation);
+
+impl Serialize for Endpoints<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.of(self.1))
+    }
 }
 
 impl<'a> From<&'a CapabilityRecord> for HashedCapability<'a> {
@@ -38,10 +49,10 @@ impl<'a> From<&'a CapabilityRecord> for HashedCapability<'a> {
             examples: &c.examples,
             knowledge: &c.knowledge,
             name: &c.name,
-            parents: &c.relations[0],
-            related: &c.relations[2],
-            requires: &c.relations[3],
-            specializes: &c.relations[1],
+            parents: Endpoints(&c.relations, Relation::Parents),
+            related: Endpoints(&c.relations, Relation::Related),
+            requires: Endpoints(&c.relations, Relation::Requires),
+            specializes: Endpoints(&c.relations, Relation::Specializes),
             when_to_use: &c.when_to_use,
         }
     }
