@@ -143,10 +143,12 @@ export async function publish(pool, providerDir) {
        WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`,
       [provider.providerId, JSON.stringify(records)],
     );
-    await client.query(`DELETE FROM cg_capabilities WHERE provider_id = $1 AND NOT (capability_id = ANY ($2::text[]))`, [
-      provider.providerId,
-      records.map((r) => r.capabilityId),
-    ]);
+    // An anti-join over the published IDs (a hash join), not an array search per row.
+    await client.query(
+      `DELETE FROM cg_capabilities AS c WHERE c.provider_id = $1
+         AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS p(id) WHERE p.id = c.capability_id)`,
+      [provider.providerId, records.map((r) => r.capabilityId)],
+    );
     await client.query('COMMIT');
   } catch (error) {
     failure = error;

@@ -41,7 +41,10 @@ CREATE INDEX IF NOT EXISTS cg_relations_inverse ON cg_relations (provider_id, ki
 
 CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  DELETE FROM cg_relations WHERE provider_id = NEW.provider_id AND from_id = NEW.capability_id;
+  -- Naming every kind lets the primary key (provider_id, kind, from_id, …) find the rows; without
+  -- it each row written would scan every relation of its provider.
+  DELETE FROM cg_relations WHERE provider_id = NEW.provider_id
+    AND kind IN ('parents', 'specializes', 'related', 'requires') AND from_id = NEW.capability_id;
   INSERT INTO cg_relations (provider_id, from_id, kind, to_id)
   SELECT NEW.provider_id, NEW.capability_id, k.kind, t.to_id
   FROM unnest(ARRAY['parents', 'specializes', 'related', 'requires']) AS k(kind)
