@@ -38,13 +38,14 @@ CREATE TABLE IF NOT EXISTS cg_relations (
 );
 -- Inverse kinds (children, specializedBy, relatedBy, requiredBy) read by target.
 CREATE INDEX IF NOT EXISTS cg_relations_inverse ON cg_relations (provider_id, kind, to_id, from_id);
+-- A capability's own rows, whatever their kind: the trigger below replaces them on every write,
+-- and deleting a capability cascades to them. Without it each of those scans every relation of
+-- the provider, and publishing or removing n capabilities costs n².
+CREATE INDEX IF NOT EXISTS cg_relations_from ON cg_relations (provider_id, from_id);
 
 CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  -- Naming every kind lets the primary key (provider_id, kind, from_id, …) find the rows; without
-  -- it each row written would scan every relation of its provider.
-  DELETE FROM cg_relations WHERE provider_id = NEW.provider_id
-    AND kind IN ('parents', 'specializes', 'related', 'requires') AND from_id = NEW.capability_id;
+  DELETE FROM cg_relations WHERE provider_id = NEW.provider_id AND from_id = NEW.capability_id;
   INSERT INTO cg_relations (provider_id, from_id, kind, to_id)
   SELECT NEW.provider_id, NEW.capability_id, k.kind, t.to_id
   FROM unnest(ARRAY['parents', 'specializes', 'related', 'requires']) AS k(kind)
