@@ -269,13 +269,16 @@ async function generateChanged(n, { log = () => {}, name = `n${n}`, seed = 0xc0f
  * changed variant beside it, for measuring a reload that changes every definition:
  * `swapDefinitions(tree)` exchanges the two `capabilities/` folders by renames (the provider
  * root and its handle stay the same), so each swap changes every definition. The shared cached
- * tree is never renamed under another run.
+ * tree is never renamed under another run. `legacy: true`: both in the legacy layout.
  */
 export async function reloadTree(n, options = {}) {
-  const { log = () => {}, name = `n${n}` } = options;
-  const source = await generate(n, options);
+  const { log = () => {}, name = `n${n}`, legacy = false } = options;
+  const generated = await generate(n, options);
+  const source = legacy ? await legacyTree(generated, { log }) : generated;
+  // Written in the requested layout (never derived from another changed tree: a changed
+  // tree alternates with its reload tree at every swap).
   const changed = await generateChanged(n, options);
-  const root = path.join(cacheDir(), `${name}.reload`);
+  const root = path.join(cacheDir(), `${name}${legacy ? '.legacy' : ''}.reload`);
   const tree = { root, changed };
   await repairSwap(tree);
   if (!(await exists(path.join(root, 'provider.json')))) {
@@ -306,25 +309,6 @@ export async function legacyTree(dir, { log = () => {} } = {}) {
       if (file.endsWith('.json')) await rename(file, legacyName(file));
     }
   }, log);
-}
-
-/** `reloadTree` in the `legacy` layout: the private copy and its changed variant, legacy-named. */
-export async function legacyReloadTree(n, options = {}) {
-  const { log = () => {}, name = `n${n}` } = options;
-  const source = await legacyTree(await generate(n, options), { log });
-  // Generated afresh: the directory layout's changed variant alternates with its reload tree.
-  const changed = await generateChanged(n, { ...options, legacy: true });
-  const root = path.join(cacheDir(), `${name}.legacy.reload`);
-  const tree = { root, changed };
-  await repairSwap(tree);
-  if (!(await exists(path.join(root, 'provider.json')))) {
-    log(`linking ${root} ...`);
-    const staging = `${root}.tmp-${process.pid}`;
-    await rm(staging, { recursive: true, force: true });
-    await promisify(execFile)('cp', ['-al', source, staging]);
-    await rename(staging, root);
-  }
-  return tree;
 }
 
 const parked = (tree) => `${tree.root}.swapping`;

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { canonicalBytes, generate, GENERATOR_VERSION, legacyReloadTree, legacyTree, PROVIDER_ID, reloadTree } from './generate.mjs';
+import { canonicalBytes, generate, GENERATOR_VERSION, legacyTree, PROVIDER_ID, reloadTree } from './generate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({ options: { scale: { type: 'string' }, providers: { type: 'string' }, layout: { type: 'string' } } });
@@ -119,8 +119,7 @@ for (const config of configs) {
   let memory = null;
   if (withReload) {
     const trees = [];
-    const tree = legacy ? legacyReloadTree : reloadTree;
-    for (const o of names) trees.push({ providerId: o.providerId, ...(await tree(config.perProvider, { ...o, log })) });
+    for (const o of names) trees.push({ providerId: o.providerId, ...(await reloadTree(config.perProvider, { ...o, log, legacy })) });
     memory = await measure('reload-worker.mjs', [JSON.stringify({ providers: trees, layout })], ['--expose-gc']);
   }
   report.configs[config.label] = { ...config, canonicalBytes: canonical, floor, main, memory };
