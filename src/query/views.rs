@@ -183,8 +183,6 @@ pub fn to_json<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::definitions::{validate_provider, Roots};
-    use crate::snapshot::{AuthorityKind, DocumentRoots};
     use serde_json::json;
 
     #[test]
@@ -194,16 +192,7 @@ mod tests {
               "whenToUse": "Use it.", "distinction": "Not the other one." },
             { "capabilityId": "b.bare", "name": "Bare", "description": "D", "whenToUse": "W" },
         ] });
-        let roots = Roots {
-            aliases: &[],
-            default_root: false,
-        };
-        let v = validate_provider(&definition, None, &roots).unwrap();
-        let roots = DocumentRoots {
-            default_root: None,
-            aliases: Vec::new(),
-        };
-        let s = ProviderSnapshot::build(v, AuthorityKind::Inline, roots);
+        let s = ProviderSnapshot::of_inline(&definition);
         let expected = |i: u32| {
             let c = s.capability(i);
             let mut row = json!({

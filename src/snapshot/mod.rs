@@ -241,6 +241,17 @@ impl ProviderSnapshot {
         }
     }
 
+    /// The snapshot of an inline definition without document roots, for unit tests.
+    #[cfg(test)]
+    pub fn of_inline(definition: &serde_json::Value) -> ProviderSnapshot {
+        let roots = crate::definitions::Roots {
+            aliases: &[],
+            default_root: false,
+        };
+        let v = crate::definitions::validate_provider(definition, None, &roots).unwrap();
+        ProviderSnapshot::build(v, AuthorityKind::Inline, DocumentRoots::default())
+    }
+
     /// Whether the lexical index is built: a `match` that would have to build it first runs
     /// off the JS thread instead.
     pub fn lexical_ready(&self) -> bool {

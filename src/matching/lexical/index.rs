@@ -575,25 +575,13 @@ impl LexicalIndex {
 mod tests {
     use super::super::tokenize::is_cjk_term;
     use super::*;
-    use crate::definitions::{validate_provider, Roots};
-    use crate::snapshot::{AuthorityKind, DocumentRoots};
     use serde_json::{json, Value};
     use std::collections::BTreeSet;
 
     fn snapshot(capabilities: Value) -> ProviderSnapshot {
-        let definition = json!({
+        ProviderSnapshot::of_inline(&json!({
             "providerId": "acme", "name": "Acme", "version": "1", "capabilities": capabilities
-        });
-        let roots = Roots {
-            aliases: &[],
-            default_root: false,
-        };
-        let v = validate_provider(&definition, None, &roots).unwrap();
-        let roots = DocumentRoots {
-            default_root: None,
-            aliases: Vec::new(),
-        };
-        ProviderSnapshot::build(v, AuthorityKind::Inline, roots)
+        }))
     }
 
     fn cap(id: &str, name: &str, description: &str) -> Value {
