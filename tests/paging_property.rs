@@ -1,26 +1,13 @@
 //! Byte-budgeted pages on generated graphs, over many `maxBytes` values: no page exceeds its
 //! budget, and no page could have held one more row (its real cursor included).
 
+mod common;
+
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use capability_graph::engine::Engine;
+use common::Rng;
 use serde_json::{json, Value};
-
-/// xorshift64: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// An ID of 1 to 128 characters, so that cursors of different lengths meet the budget.
 fn random_id(rng: &mut Rng, prefix: &str) -> String {

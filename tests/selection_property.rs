@@ -1,24 +1,11 @@
 //! Random DAGs into `resolveSelection` and `resolve`, checked against a naive closure.
 
+mod common;
+
 use capability_graph::engine::Engine;
+use common::Rng;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-
-/// xorshift64: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn id(i: usize) -> String {
     format!("n{i:03}")

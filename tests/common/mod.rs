@@ -456,3 +456,22 @@ pub fn provider_tree(provider_id: &str, capabilities: &[Value]) -> TempDir {
     }
     dir
 }
+
+// ---------------------------------------------------------------------------------------------
+// Generated inputs
+
+/// xorshift64: deterministic and dependency-free.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
