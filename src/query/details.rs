@@ -3,7 +3,10 @@
 
 use super::args::{clamped_integer, invalid, pair, too_large, Args};
 use super::page::Rows;
-use super::views::{to_json, write_id, write_str, CapabilityId, ViewEntry};
+use super::views::{
+    to_json, write_id, write_identity, write_str, write_text_member, write_texts, CapabilityId,
+    ViewEntry,
+};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
@@ -70,13 +73,8 @@ struct KnowledgePage<'a> {
 }
 
 struct Detail<'a> {
-    id: CapabilityId<'a>,
-    name: &'a str,
-    description: &'a str,
-    when_to_use: &'a str,
-    distinction: Option<&'a str>,
-    static_revision: &'a str,
-    examples: &'a [Box<str>],
+    snapshot: &'a ProviderSnapshot,
+    node: u32,
     /// The eight summary groups in their fixed order.
     neighbor_summaries: Vec<(&'static str, SummaryGroup<'a>)>,
     knowledge: KnowledgePage<'a>,
@@ -86,31 +84,27 @@ impl Detail<'_> {
     /// Compact JSON, members in record order; IDs and texts through the direct writers,
     /// knowledge summaries through their serialiser.
     fn to_json(&self) -> String {
+        let s = self.snapshot;
+        let c = s.capability(self.node);
         let mut out = String::with_capacity(
-            512 + self.description.len()
-                + self.when_to_use.len()
-                + 64 * self.neighbor_summaries.len(),
+            512 + c.description.len() + c.when_to_use.len() + 64 * self.neighbor_summaries.len(),
         );
-        out.push_str(r#"{"id":"#);
-        write_id(&mut out, self.id);
-        out.push_str(r#","qualifiedId":""#);
-        out.push_str(self.id.provider_id);
-        out.push_str(crate::ids::QUALIFIED_SEPARATOR);
-        out.push_str(self.id.capability_id);
-        out.push_str(r#"","name":"#);
-        write_str(&mut out, self.name);
-        out.push_str(r#","description":"#);
-        write_str(&mut out, self.description);
-        out.push_str(r#","whenToUse":"#);
-        write_str(&mut out, self.when_to_use);
-        if let Some(d) = self.distinction {
-            out.push_str(r#","distinction":"#);
-            write_str(&mut out, d);
+        out.push('{');
+        write_identity(
+            &mut out,
+            CapabilityId {
+                provider_id: s.provider_id(),
+                capability_id: &c.id,
+            },
+        );
+        write_texts(&mut out, c);
+        if let Some(d) = &c.distinction {
+            write_text_member(&mut out, "distinction", d);
         }
         out.push_str(r#","staticRevision":""#);
-        out.push_str(self.static_revision);
+        out.push_str(&s.static_revision);
         out.push_str(r#"","examples":["#);
-        for (i, e) in self.examples.iter().enumerate() {
+        for (i, e) in c.examples.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
@@ -226,16 +220,8 @@ fn detail<'a>(
     };
     Ok((
         Detail {
-            id: CapabilityId {
-                provider_id,
-                capability_id: &c.id,
-            },
-            name: &c.name,
-            description: &c.description,
-            when_to_use: &c.when_to_use,
-            distinction: c.distinction.as_deref(),
-            static_revision: &s.static_revision,
-            examples: &c.examples,
+            snapshot: s,
+            node,
             neighbor_summaries,
             knowledge,
         },

@@ -22,21 +22,10 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
         provider_id,
         capability_id,
     };
-    out.push_str(r#""id":"#);
-    write_id(out, id(&c.id));
-    out.push_str(r#","qualifiedId":""#);
-    out.push_str(provider_id);
-    out.push_str(crate::ids::QUALIFIED_SEPARATOR);
-    out.push_str(&c.id);
-    out.push_str(r#"","name":"#);
-    write_str(out, &c.name);
-    out.push_str(r#","description":"#);
-    write_str(out, &c.description);
-    out.push_str(r#","whenToUse":"#);
-    write_str(out, &c.when_to_use);
+    write_identity(out, id(&c.id));
+    write_texts(out, c);
     if let Some(d) = &c.distinction {
-        out.push_str(r#","distinction":"#);
-        write_str(out, d);
+        write_text_member(out, "distinction", d);
     }
     out.push_str(r#","examples":["#);
     for (i, e) in c.examples.iter().enumerate() {
@@ -78,8 +67,8 @@ pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
     let provider_id = s.provider_id();
     let texts = c.name.len() + c.description.len() + c.when_to_use.len();
     let mut out = String::with_capacity(256 + 3 * c.id.len() + texts + 32);
-    out.push_str(r#"{"id":"#);
-    write_id(
+    out.push('{');
+    write_identity(
         &mut out,
         CapabilityId {
             provider_id,
@@ -87,24 +76,15 @@ pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
         },
     );
     // IDs and revisions need no escaping (ID pattern; `s:` and hex digits).
-    out.push_str(r#","qualifiedId":""#);
+    out.push_str(r#","providerId":""#);
     out.push_str(provider_id);
-    out.push_str(crate::ids::QUALIFIED_SEPARATOR);
-    out.push_str(&c.id);
-    out.push_str(r#"","providerId":""#);
-    out.push_str(provider_id);
-    out.push_str(r#"","name":"#);
-    write_str(&mut out, &c.name);
-    out.push_str(r#","description":"#);
-    write_str(&mut out, &c.description);
-    out.push_str(r#","whenToUse":"#);
-    write_str(&mut out, &c.when_to_use);
+    out.push('"');
+    write_texts(&mut out, c);
     out.push_str(r#","staticRevision":""#);
     out.push_str(&s.static_revision);
     out.push('"');
     if let Some(d) = &c.distinction {
-        out.push_str(r#","distinction":"#);
-        write_str(&mut out, d);
+        write_text_member(&mut out, "distinction", d);
     }
     out.push('}');
     out
@@ -161,6 +141,32 @@ pub fn write_id(out: &mut String, id: CapabilityId) {
     out.push_str(r#"","capabilityId":""#);
     out.push_str(id.capability_id);
     out.push_str(r#""}"#);
+}
+
+/// Appends the members `"id":{…},"qualifiedId":"provider::capability"` (no braces).
+pub fn write_identity(out: &mut String, id: CapabilityId) {
+    out.push_str(r#""id":"#);
+    write_id(out, id);
+    out.push_str(r#","qualifiedId":""#);
+    out.push_str(id.provider_id);
+    out.push_str(crate::ids::QUALIFIED_SEPARATOR);
+    out.push_str(id.capability_id);
+    out.push('"');
+}
+
+/// Appends the member `,"key":"text"` (see [`write_str`]).
+pub fn write_text_member(out: &mut String, key: &str, text: &str) {
+    out.push_str(",\"");
+    out.push_str(key);
+    out.push_str("\":");
+    write_str(out, text);
+}
+
+/// Appends a capability's `name`, `description` and `whenToUse` members.
+pub fn write_texts(out: &mut String, c: &crate::snapshot::Capability) {
+    write_text_member(out, "name", &c.name);
+    write_text_member(out, "description", &c.description);
+    write_text_member(out, "whenToUse", &c.when_to_use);
 }
 
 /// Appends a JSON array of IDs (see [`write_id`]).
