@@ -25,18 +25,6 @@ fn id_of(view: &View, (p, n): Node) -> CapabilityId<'_> {
     }
 }
 
-/// Orders nodes as their qualified IDs sort: by provider ID, then capability ID — a snapshot
-/// holds its capabilities sorted by ID, so within a provider that is the node order.
-fn qualified_order(view: &View, (p, a): Node, (q, b): Node) -> std::cmp::Ordering {
-    if p == q {
-        a.cmp(&b)
-    } else {
-        view.snapshot(p)
-            .provider_id()
-            .cmp(view.snapshot(q).provider_id())
-    }
-}
-
 pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     let args = Args::parse(json, &KEYS)?;
     let budget = &call.budgets.selection;
@@ -59,14 +47,13 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     };
     let closure = close_over_requires(&view, &roots, limits, Mode::AllOrNothing)?;
 
+    // Nodes sort as their qualified IDs: a view's providers are in ID order and a snapshot
+    // holds its capabilities sorted by ID, so (provider position, node) orders them alike.
     let mut order: Vec<usize> = (0..closure.nodes.len()).collect();
-    order.sort_by(|&a, &b| qualified_order(&view, closure.nodes[a], closure.nodes[b]));
+    order.sort_by_key(|&i| closure.nodes[i]);
     let id = |i: usize| id_of(&view, closure.nodes[i]);
     let mut edges = closure.edges.clone();
-    edges.sort_by(|&(f1, t1), &(f2, t2)| {
-        qualified_order(&view, closure.nodes[f1], closure.nodes[f2])
-            .then_with(|| qualified_order(&view, closure.nodes[t1], closure.nodes[t2]))
-    });
+    edges.sort_by_key(|&(f, t)| (closure.nodes[f], closure.nodes[t]));
     let mut meta = Meta::of(&view, true);
     meta.extra.insert(
         "budgets".into(),
@@ -107,7 +94,7 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
             out.push(',');
         }
         let mut by = closure.required_by[i].clone();
-        by.sort_by(|&a, &b| qualified_order(&view, closure.nodes[a], closure.nodes[b]));
+        by.sort_by_key(|&j| closure.nodes[j]);
         out.push_str(r#"{"id":"#);
         write_id(&mut out, id(i));
         out.push_str(r#","reason":{"requested":"#);

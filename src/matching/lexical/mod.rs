@@ -168,19 +168,12 @@ pub fn rank(
         judge(key, Evidence::default());
     }
     ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
-    // Ties break by provider ID, then capability ID: a snapshot holds its capabilities sorted
-    // by ID, so within a provider the capability's position is its ID's order.
-    let mut providers: Vec<usize> = (0..snapshots.len()).collect();
-    providers.sort_by_key(|&p| snapshots[p].provider_id());
-    let mut provider_rank = vec![0; snapshots.len()];
-    for (rank, p) in providers.into_iter().enumerate() {
-        provider_rank[p] = rank;
-    }
+    // Ties break by provider ID, then capability ID: `snapshots` are in provider ID order and a
+    // snapshot holds its capabilities sorted by ID, so positions order them alike.
     let order = |a: &Ranked, b: &Ranked| -> Ordering {
         b.score
             .total_cmp(&a.score)
-            .then_with(|| provider_rank[a.provider].cmp(&provider_rank[b.provider]))
-            .then_with(|| a.node.cmp(&b.node))
+            .then_with(|| (a.provider, a.node).cmp(&(b.provider, b.node)))
     };
     // A large catalog can leave many candidates near the best: sort only the first `limit`.
     if limit == 0 {
