@@ -33,7 +33,7 @@ pub fn resolve_endpoints<'r>(
         let mut edges: [Vec<u32>; 4] = Default::default();
         for relation in Relation::ALL {
             let targets = r.relations.of(relation);
-            let mut resolved = Vec::new();
+            let mut resolved = Vec::with_capacity(targets.clone().count());
             for target in targets {
                 crate::opcount::tick(crate::opcount::Op::Endpoint);
                 match find(target) {
