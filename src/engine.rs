@@ -9,11 +9,11 @@ use crate::knowledge::body::Cancel;
 use crate::knowledge::host::HostBodies;
 use crate::matching::{self, lexical_options, Executor};
 use crate::query::args::{invalid, Args};
-use crate::query::backends::{self, Backends};
-use crate::query::{
-    catalog, details, knowledge_search, maintenance, members, neighbors, providers, reads, resolve,
-    selection, Call,
-};
+use crate::query::discovery::{catalog, details, members, neighbors, providers};
+use crate::query::resolution::{resolve, selection};
+use crate::query::retrieval::backends::{self, Backends};
+use crate::query::retrieval::knowledge_search;
+use crate::query::{maintenance, reads, Call};
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
 use crate::sources::database::DatabaseRead;

@@ -1,30 +1,24 @@
 //! Query verbs over pinned snapshots. A verb parses its arguments, builds its view (scope and
 //! revisions), reads, and prints one JSON string.
 
+// Shared by every verb: argument checks, byte-budgeted pages, how snapshot data is printed.
 pub mod args;
-pub mod backends;
-pub mod catalog;
-pub mod closure;
-pub mod details;
-pub mod documents;
-pub mod knowledge_retrieval;
-pub mod knowledge_search;
-pub mod maintenance;
-pub mod members;
-pub mod neighbors;
 pub mod page;
-pub mod providers;
-pub mod reads;
-pub mod resolve;
-pub mod selection;
 pub mod views;
+
+// The verbs, by family.
+pub mod discovery;
+pub mod maintenance;
+pub mod reads;
+pub mod resolution;
+pub mod retrieval;
 
 use crate::config::Budgets;
 use crate::error::{Code, GraphError, Result};
 use crate::scope::{effective_scope, view, Pins, View};
 use crate::store::StoreState;
 use args::{invalid, Args};
-use closure::Node;
+use resolution::closure::Node;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -37,7 +31,7 @@ pub type CapabilityRef<'a> = (&'a str, &'a str);
 pub struct Call<'a> {
     pub state: Arc<StoreState>,
     pub budgets: &'a Budgets,
-    pub backends: &'a backends::Backends,
+    pub backends: &'a retrieval::backends::Backends,
     pub bound: Option<&'a str>,
 }
 

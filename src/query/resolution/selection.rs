@@ -1,11 +1,11 @@
 //! `resolveSelection`: the capabilities an agent selected plus everything they require, all or
 //! nothing (the closure engine's strict mode).
 
-use super::args::{target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
-use super::views::{to_json, write_id, write_ids, CapabilityId};
-use super::Call;
 use crate::error::Result;
+use crate::query::args::{target_list, Args};
+use crate::query::views::{to_json, write_id, write_ids, CapabilityId};
+use crate::query::Call;
 use crate::scope::{Meta, View};
 use serde_json::json;
 use std::collections::BTreeSet;

@@ -1,13 +1,15 @@
 //! `listCatalog`: every capability in scope, providers in ID order then capabilities in ID
 //! order, filtered by ID prefix or direct parent, paged by count and bytes.
 
-use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
-use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
-use super::views::{catalog_row, to_json};
-use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::Result;
 use crate::ids::{format_qualified, parse_qualified, ID_MAX_BYTES};
+use crate::query::args::{capability_ref, clamped_integer, invalid, too_large, Args};
+use crate::query::page::{
+    cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings,
+};
+use crate::query::views::{catalog_row, to_json};
+use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::Kind;
 use serde_json::json;

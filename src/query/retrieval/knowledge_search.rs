@@ -3,15 +3,15 @@
 //! cannot check against the mapping it sent. This part turns a query into the targets, the
 //! mapping revision that names them and the retriever's request.
 
-use super::args::{clamped_integer, invalid, target_list, Args};
 use super::knowledge_retrieval::{Held, KnowledgeSearch, Limits};
-use super::reads::Filters;
-use super::views::to_json;
-use super::Call;
 use crate::definitions::model::{DocumentRef, KnowledgeRef, Locator};
 use crate::error::{input_too_large, Code, GraphError, Result};
 use crate::hostcall::Started;
 use crate::ids::format_qualified;
+use crate::query::args::{clamped_integer, invalid, target_list, Args};
+use crate::query::reads::Filters;
+use crate::query::views::to_json;
+use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::ProviderSnapshot;
 use serde::Serialize;

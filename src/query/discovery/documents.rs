@@ -2,12 +2,12 @@
 //! sorted by `knowledgeId`, resumed after the last ID served, bounded by count and bytes.
 //! Bodies are never read here.
 
-use super::args::invalid;
-use super::page::{cursor_member_len, no_progress, Rows};
-use super::views::to_json;
 use crate::cursor::{self, Binding};
 use crate::definitions::model::DocumentRef;
 use crate::error::{Code, GraphError, Result};
+use crate::query::args::invalid;
+use crate::query::page::{cursor_member_len, no_progress, Rows};
+use crate::query::views::to_json;
 use crate::scope::Completeness;
 
 pub struct DocPage {

@@ -1,14 +1,14 @@
 //! `listProviders`, `getProvider` (with the first page of its specification documents) and
 //! `listSpecificationDocuments`.
 
-use super::args::{clamped_integer, invalid, pair, Args};
 use super::documents::{doc_page, embedded, DocLimits};
-use super::views::to_json;
-use super::Call;
 use crate::cursor::Binding;
 use crate::definitions::model::AppliesTo;
 use crate::error::{Code, GraphError, Result};
 use crate::ids::is_id;
+use crate::query::args::{clamped_integer, invalid, pair, Args};
+use crate::query::views::to_json;
+use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::ProviderSnapshot;
 use serde::Serialize;
@@ -225,5 +225,5 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
     out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
-    super::page::within_budget(out, "specification.maxBytes", budget.max_bytes)
+    crate::query::page::within_budget(out, "specification.maxBytes", budget.max_bytes)
 }

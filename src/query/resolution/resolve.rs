@@ -1,11 +1,11 @@
 //! `resolve` (SPEC §6.1): explicit capabilities plus the closure of what they require.
 
-use super::args::{target_list, Args};
 use super::closure::{close_over_requires, Limits, Mode, Node};
-use super::views::{to_json, write_static_members};
-use super::Call;
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
+use crate::query::args::{target_list, Args};
+use crate::query::views::{to_json, write_static_members};
+use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 
 const KEYS: [&str; 4] = [

@@ -3,10 +3,7 @@
 //! exactly the mapping sent and the content the engine sees now, and every hit must be the
 //! bytes it claims to be. Nothing unproven becomes a result; stale evidence is never an empty one.
 
-use super::args::capability_ref;
 use super::backends::epoch_millis;
-use super::reads::{whole_body, DocumentAbout};
-use super::views::{to_json, CapabilityId, ViewEntry};
 use crate::definitions::model::DocumentRef;
 use crate::definitions::model::Locator;
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
@@ -15,6 +12,9 @@ use crate::ids::{format_qualified, is_knowledge_id};
 use crate::knowledge::body::{identify, page_in, read_page, read_range, Known};
 use crate::knowledge::host::HostBodies;
 use crate::knowledge::{content_type, locate, source, Located};
+use crate::query::args::capability_ref;
+use crate::query::reads::{whole_body, DocumentAbout};
+use crate::query::views::{to_json, CapabilityId, ViewEntry};
 use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;
 use serde_json::{json, Map, Value};

@@ -1,17 +1,17 @@
 //! `getCapabilities`: one slot per input reference, in input order, with the capability's
 //! details, the first neighbours of each kind and a page of its knowledge summaries.
 
-use super::args::{clamped_integer, invalid, pair, too_large, Args};
-use super::page::Rows;
-use super::views::{
-    to_json, write_id, write_identity, write_str, write_text_member, write_texts, CapabilityId,
-    ViewEntry,
-};
-use super::Call;
 use crate::cursor::{self, Binding};
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
+use crate::query::args::{clamped_integer, invalid, pair, too_large, Args};
+use crate::query::page::Rows;
+use crate::query::views::{
+    to_json, write_id, write_identity, write_str, write_text_member, write_texts, CapabilityId,
+    ViewEntry,
+};
+use crate::query::Call;
 use crate::scope::{Completeness, Meta};
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde::Serialize;

@@ -1,14 +1,14 @@
 //! `listKnowledgeMembers`: the member documents of one collection of one capability, paged.
 //! Metadata only; bodies are read by the document verbs.
 
-use super::args::{clamped_integer, invalid, named_capability, Args};
 use super::documents::{doc_page, DocLimits};
-use super::views::{to_json, CapabilityId, ViewEntry};
-use super::Call;
 use crate::cursor::Binding;
 use crate::definitions::model::KnowledgeRef;
 use crate::error::{Code, GraphError, Result};
 use crate::ids::{format_qualified, is_knowledge_id};
+use crate::query::args::{clamped_integer, invalid, named_capability, Args};
+use crate::query::views::{to_json, CapabilityId, ViewEntry};
+use crate::query::Call;
 use crate::scope::{Completeness, Meta};
 use serde_json::json;
 
@@ -101,5 +101,5 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
     out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
-    super::page::within_budget(out, "detail.maxBytes", budget.max_bytes)
+    crate::query::page::within_budget(out, "detail.maxBytes", budget.max_bytes)
 }

@@ -1,13 +1,15 @@
 //! `getNeighbors`: the eight relation groups of one capability, each paged with its own
 //! cursor, all sharing one byte budget (reference/core.md §6.2).
 
-use super::args::{capability_ref, clamped_integer, invalid, pair, Args};
-use super::page::{cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings};
-use super::views::{catalog_row, to_json, CapabilityId, ViewEntry};
-use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::Result;
 use crate::ids::format_qualified;
+use crate::query::args::{capability_ref, clamped_integer, invalid, pair, Args};
+use crate::query::page::{
+    cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings,
+};
+use crate::query::views::{catalog_row, to_json, CapabilityId, ViewEntry};
+use crate::query::Call;
 use crate::scope::{Completeness, Meta};
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde_json::{json, Value};

@@ -2,14 +2,14 @@
 //! and `queryRuntime` (runtime adapters). Their arguments are checked here; without the backend
 //! they answer its configuration code, never an empty result.
 
-use super::args::{capability_ref, clamped_integer, invalid, too_large, Args};
-use super::views::{to_json, CapabilityId, ViewEntry};
-use super::Call;
 use crate::cursor::{self, Binding};
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
 use crate::hostcall::{Host, HostCall, Started};
 use crate::ids::format_qualified;
 use crate::json::compact_len;
+use crate::query::args::{capability_ref, clamped_integer, invalid, too_large, Args};
+use crate::query::views::{to_json, CapabilityId, ViewEntry};
+use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
