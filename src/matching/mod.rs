@@ -344,7 +344,7 @@ impl Session {
             out.push_str(r#","resolution":"#);
             out.push_str(&r);
         }
-        out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
+        out.push_str(&format!(r#","meta":{}}}"#, meta.to_json()));
         Ok(out)
     }
 

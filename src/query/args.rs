@@ -22,9 +22,11 @@ impl Args {
     }
 
     pub fn from_value(v: Value, allowed: &[&str]) -> Result<Args> {
-        let map = match v {
-            Value::Object(m) if !is_non_json_marker(&Value::Object(m.clone())) => m,
-            _ => return Err(invalid("$", "object")),
+        if is_non_json_marker(&v) {
+            return Err(invalid("$", "object"));
+        }
+        let Value::Object(map) = v else {
+            return Err(invalid("$", "object"));
         };
         if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(invalid(k, &format!("one of: {}", allowed.join(", "))));

@@ -249,7 +249,7 @@ fn finish(batch: Batch, state: &str, mut meta: Meta, max_bytes: u64) -> Result<S
     let out = format!(
         r#"{{"results":{},"knowledgeState":"{state}","meta":{}}}"#,
         batch.rows.finish(),
-        to_json(&meta)
+        meta.to_json()
     );
     if out.len() as u64 > max_bytes {
         return Err(GraphError::new(Code::ResultTooLarge)
@@ -619,10 +619,7 @@ fn page_of(
     if let Some(c) = next_cursor {
         out.insert("nextCursor".into(), c.into());
     }
-    out.insert(
-        "meta".into(),
-        serde_json::to_value(&meta).unwrap_or_default(),
-    );
+    out.insert("meta".into(), meta.to_value());
     let text = Value::Object(out).to_string();
     if text.len() as u64 > budget.max_response_bytes {
         return Err(GraphError::new(Code::ResultTooLarge)

@@ -131,6 +131,29 @@ impl<'a> ViewEntry<'a> {
     }
 }
 
+impl ViewEntry<'_> {
+    /// Appends `{"id":{…},"staticRevision":"…"}`, as its serialiser prints it.
+    pub fn write(&self, out: &mut String) {
+        out.push_str(r#"{"id":"#);
+        write_id(out, self.id);
+        out.push_str(r#","staticRevision":""#);
+        out.push_str(self.static_revision);
+        out.push_str(r#""}"#);
+    }
+}
+
+/// Appends the meta member `,"view":{"capabilities":[…]}`: what a result was read from.
+pub fn write_view_member<'a>(out: &mut String, entries: impl IntoIterator<Item = ViewEntry<'a>>) {
+    out.push_str(r#","view":{"capabilities":["#);
+    for (i, e) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        e.write(out);
+    }
+    out.push_str("]}");
+}
+
 /// Appends `{"providerId":…,"capabilityId":…}` as compact JSON. Both IDs match `ID_PATTERN`
 /// (validated at load), so nothing in them needs escaping: the hot answers made of IDs are
 /// written without a serialiser's per-byte escape scan.
@@ -241,5 +264,21 @@ mod tests {
             write_str(&mut out, case);
             assert_eq!(out, serde_json::to_string(case).unwrap(), "{case:?}");
         }
+    }
+
+    #[test]
+    fn view_members_are_written_as_their_serialiser_writes_them() {
+        let definition = json!({ "providerId": "acme", "name": "Acme", "version": "1", "capabilities": [
+            { "capabilityId": "a.one", "name": "One", "description": "D", "whenToUse": "W" },
+            { "capabilityId": "b.two", "name": "Two", "description": "D", "whenToUse": "W" },
+        ] });
+        let s = ProviderSnapshot::of_inline(&definition);
+        let mut out = String::new();
+        write_view_member(&mut out, (0..2).map(|n| ViewEntry::new(&s, n)));
+        let entries: Vec<ViewEntry> = (0..2).map(|n| ViewEntry::new(&s, n)).collect();
+        assert_eq!(
+            out,
+            format!(r#","view":{}"#, json!({ "capabilities": entries }))
+        );
     }
 }

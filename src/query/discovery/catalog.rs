@@ -8,7 +8,7 @@ use crate::query::args::{capability_ref, clamped_integer, invalid, too_large, Ar
 use crate::query::page::{
     cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings,
 };
-use crate::query::views::{catalog_row, to_json};
+use crate::query::views::catalog_row;
 use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 use crate::snapshot::Kind;
@@ -129,7 +129,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     let mut skeletons = [0usize; 3];
     for (i, c) in COMPLETENESS.into_iter().enumerate() {
         meta.completeness = c;
-        skeletons[i] = r#"{"items":,"meta":}"#.len() + to_json(&meta).len();
+        skeletons[i] = r#"{"items":,"meta":}"#.len() + meta.to_json().len();
     }
     let lengths = cursor::Lengths::new(&binding)?;
     let cursor_len = |(p, n): (usize, u32)| {
@@ -203,7 +203,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         Completeness::Complete
     };
     let items_len = items.len();
-    let mut out = format!(r#"{{"items":{},"meta":{}"#, items.finish(), to_json(&meta));
+    let mut out = format!(r#"{{"items":{},"meta":{}"#, items.finish(), meta.to_json());
     if let Some(c) = next_cursor {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }

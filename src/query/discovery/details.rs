@@ -6,16 +6,16 @@ use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
 use crate::query::args::{clamped_integer, invalid, pair, too_large, Args};
-use crate::query::page::Rows;
 use crate::query::views::{
-    to_json, write_id, write_identity, write_str, write_text_member, write_texts, CapabilityId,
-    ViewEntry,
+    to_json, write_id, write_identity, write_str, write_text_member, write_texts,
+    write_view_member, CapabilityId, ViewEntry,
 };
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};
 use crate::snapshot::{Kind, ProviderSnapshot};
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::ops::Range;
 
 const KEYS: [&str; 6] = [
     "requestProviderScope",
@@ -25,13 +25,6 @@ const KEYS: [&str; 6] = [
     "knowledgeLimit",
     "knowledgeCursors",
 ];
-
-/// The first neighbours of one kind, and whether there are more.
-struct SummaryGroup<'a> {
-    items: Vec<CapabilityId<'a>>,
-    names: Vec<&'a str>,
-    completeness: Completeness,
-}
 
 /// How a knowledge reference is listed in details: documents whole, collections summarised.
 #[derive(Serialize)]
@@ -66,40 +59,86 @@ impl<'a> From<&'a KnowledgeRef> for KnowledgeSummary<'a> {
     }
 }
 
-struct KnowledgePage<'a> {
-    items: Vec<KnowledgeSummary<'a>>,
-    completeness: Completeness,
-    next_cursor: Option<String>,
+struct Limits {
+    neighbours: u64,
+    knowledge: u64,
 }
 
+/// One capability's details: what to print, decided before anything is printed (a cursor that
+/// fails leaves nothing half-written).
 struct Detail<'a> {
     snapshot: &'a ProviderSnapshot,
     node: u32,
-    /// The eight summary groups in their fixed order.
-    neighbor_summaries: Vec<(&'static str, SummaryGroup<'a>)>,
-    knowledge: KnowledgePage<'a>,
+    neighbours: usize,
+    knowledge: Range<usize>,
+    next_cursor: Option<String>,
 }
 
 impl Detail<'_> {
-    /// Compact JSON, members in record order; IDs and texts through the direct writers,
-    /// knowledge summaries through their serialiser.
-    fn to_json(&self) -> String {
+    fn new<'a>(
+        s: &'a ProviderSnapshot,
+        node: u32,
+        limits: &Limits,
+        cursor: Option<&str>,
+    ) -> Result<Detail<'a>> {
+        let c = s.capability(node);
+        // The binding is only printed where a cursor is read or may be made.
+        let paged = cursor.is_some() || c.knowledge.len() as u64 > limits.knowledge;
+        let filter = if paged {
+            let id = format_qualified(s.provider_id(), &c.id);
+            json!({ "id": id, "limit": limits.knowledge }).to_string()
+        } else {
+            String::new()
+        };
+        let binding = Binding {
+            kind: "detail-knowledge",
+            revision: &s.static_revision,
+            filter: &filter,
+        };
+        let start = match cursor {
+            None => 0,
+            Some(cur) => {
+                let after = cursor::decode(cur, &binding)?;
+                c.knowledge
+                    .iter()
+                    .position(|k| k.knowledge_id() == after)
+                    .map(|i| i + 1)
+                    .ok_or_else(|| {
+                        invalid("knowledgeCursors", "cursor returned for this capability")
+                    })?
+            }
+        };
+        let end = (start + limits.knowledge as usize).min(c.knowledge.len());
+        let next_cursor = (end < c.knowledge.len() && end > start)
+            .then(|| cursor::encode(&binding, c.knowledge[end - 1].knowledge_id()))
+            .transpose()?;
+        Ok(Detail {
+            snapshot: s,
+            node,
+            neighbours: limits.neighbours as usize,
+            knowledge: start..end,
+            next_cursor,
+        })
+    }
+
+    /// Appends the detail as compact JSON, members in record order; IDs and texts through the
+    /// direct writers, knowledge summaries through their serialiser. Returns whether any of
+    /// its lists was cut.
+    fn write(&self, out: &mut String) -> bool {
         let s = self.snapshot;
+        let provider_id = s.provider_id();
         let c = s.capability(self.node);
-        let mut out = String::with_capacity(
-            512 + c.description.len() + c.when_to_use.len() + 64 * self.neighbor_summaries.len(),
-        );
         out.push('{');
         write_identity(
-            &mut out,
+            out,
             CapabilityId {
-                provider_id: s.provider_id(),
+                provider_id,
                 capability_id: &c.id,
             },
         );
-        write_texts(&mut out, c);
+        write_texts(out, c);
         if let Some(d) = &c.distinction {
-            write_text_member(&mut out, "distinction", d);
+            write_text_member(out, "distinction", d);
         }
         out.push_str(r#","staticRevision":""#);
         out.push_str(&s.static_revision);
@@ -108,132 +147,75 @@ impl Detail<'_> {
             if i > 0 {
                 out.push(',');
             }
-            write_str(&mut out, e);
+            write_str(out, e);
         }
         out.push_str(r#"],"neighborSummaries":{"#);
-        for (k, (kind, group)) in self.neighbor_summaries.iter().enumerate() {
+        let mut cut = false;
+        for (k, kind) in Kind::ALL.into_iter().enumerate() {
             if k > 0 {
                 out.push(',');
             }
+            let all = s.neighbours(self.node, kind);
+            let shown = &all[..all.len().min(self.neighbours)];
             out.push('"');
-            out.push_str(kind);
+            out.push_str(kind.as_str());
             out.push_str(r#"":{"items":["#);
-            for (i, (id, name)) in group.items.iter().zip(&group.names).enumerate() {
+            for (i, &t) in shown.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
+                let neighbour = s.capability(t);
                 out.push_str(r#"{"id":"#);
-                write_id(&mut out, *id);
+                write_id(
+                    out,
+                    CapabilityId {
+                        provider_id,
+                        capability_id: &neighbour.id,
+                    },
+                );
                 out.push_str(r#","name":"#);
-                write_str(&mut out, name);
+                write_str(out, &neighbour.name);
                 out.push('}');
             }
+            let group = completeness(shown.len() < all.len());
+            cut |= group != Completeness::Complete;
             out.push_str(r#"],"completeness":"#);
-            out.push_str(&to_json(&group.completeness));
+            out.push_str(group.json());
             out.push('}');
         }
-        out.push_str(r#"},"knowledge":{"items":"#);
-        out.push_str(&to_json(&self.knowledge.items));
-        out.push_str(r#","completeness":"#);
-        out.push_str(&to_json(&self.knowledge.completeness));
-        if let Some(c) = &self.knowledge.next_cursor {
+        out.push_str(r#"},"knowledge":{"items":["#);
+        for (i, r) in c.knowledge[self.knowledge.clone()].iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&to_json(&KnowledgeSummary::from(r)));
+        }
+        out.push_str(r#"],"completeness":"#);
+        out.push_str(completeness(self.next_cursor.is_some()).json());
+        if let Some(c) = &self.next_cursor {
             out.push_str(r#","nextCursor":"#);
-            write_str(&mut out, c);
+            write_str(out, c);
         }
         out.push_str("}}");
-        out
+        cut || self.next_cursor.is_some()
     }
 }
 
-struct Limits {
-    neighbours: u64,
-    knowledge: u64,
-}
-
-/// A detail, and whether any of its lists was cut.
-fn detail<'a>(
-    s: &'a ProviderSnapshot,
-    node: u32,
-    limits: &Limits,
-    cursor: Option<&str>,
-) -> Result<(Detail<'a>, bool)> {
-    let c = s.capability(node);
-    let provider_id = s.provider_id();
-    let qualified_id = format_qualified(provider_id, &c.id);
-    let mut truncated = false;
-    let mut neighbor_summaries = Vec::with_capacity(Kind::ALL.len());
-    for kind in Kind::ALL {
-        let all = s.neighbours(node, kind);
-        let shown = &all[..all.len().min(limits.neighbours as usize)];
-        let cut = shown.len() < all.len();
-        truncated |= cut;
-        let group = SummaryGroup {
-            items: shown
-                .iter()
-                .map(|&t| CapabilityId {
-                    provider_id,
-                    capability_id: &s.capability(t).id,
-                })
-                .collect(),
-            names: shown.iter().map(|&t| &*s.capability(t).name).collect(),
-            completeness: if cut {
-                Completeness::Truncated
-            } else {
-                Completeness::Complete
-            },
-        };
-        neighbor_summaries.push((kind.as_str(), group));
+fn completeness(cut: bool) -> Completeness {
+    if cut {
+        Completeness::Truncated
+    } else {
+        Completeness::Complete
     }
-    let filter = json!({ "id": qualified_id, "limit": limits.knowledge }).to_string();
-    let binding = Binding {
-        kind: "detail-knowledge",
-        revision: &s.static_revision,
-        filter: &filter,
-    };
-    let start = match cursor {
-        None => 0,
-        Some(cur) => {
-            let after = cursor::decode(cur, &binding)?;
-            c.knowledge
-                .iter()
-                .position(|k| k.knowledge_id() == after)
-                .map(|i| i + 1)
-                .ok_or_else(|| invalid("knowledgeCursors", "cursor returned for this capability"))?
-        }
-    };
-    let end = (start + limits.knowledge as usize).min(c.knowledge.len());
-    let next_cursor = (end < c.knowledge.len() && end > start)
-        .then(|| cursor::encode(&binding, c.knowledge[end - 1].knowledge_id()))
-        .transpose()?;
-    truncated |= next_cursor.is_some();
-    let knowledge = KnowledgePage {
-        items: c.knowledge[start..end]
-            .iter()
-            .map(KnowledgeSummary::from)
-            .collect(),
-        completeness: if next_cursor.is_some() {
-            Completeness::Truncated
-        } else {
-            Completeness::Complete
-        },
-        next_cursor,
-    };
-    Ok((
-        Detail {
-            snapshot: s,
-            node,
-            neighbor_summaries,
-            knowledge,
-        },
-        truncated,
-    ))
 }
 
-fn slot_error(index: usize, e: &GraphError) -> String {
-    format!(
-        r#"{{"inputIndex":{index},"ok":false,"error":{}}}"#,
-        e.to_json()
-    )
+/// Appends one failed slot.
+fn write_slot_error(out: &mut String, index: usize, e: &GraphError) {
+    out.push_str(r#"{"inputIndex":"#);
+    out.push_str(&index.to_string());
+    out.push_str(r#","ok":false,"error":"#);
+    out.push_str(&e.to_json());
+    out.push('}');
 }
 
 pub fn get_capabilities(call: &Call, json: &str) -> Result<String> {
@@ -260,63 +242,67 @@ pub fn get_capabilities(call: &Call, json: &str) -> Result<String> {
     };
     let cursors = knowledge_cursors(&args, &refs)?;
 
-    let mut slots = Rows::new();
+    let mut out = String::with_capacity(4096);
+    out.push_str(r#"{"results":["#);
     let mut viewed: Vec<ViewEntry> = Vec::new();
     let (mut failed, mut truncated) = (false, false);
     for (i, r) in refs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
         let outcome = r.as_ref().map_err(Clone::clone).and_then(|&(p, c)| {
             let (pos, node) = call.locate(&view, p, c)?;
-            let cursor = cursors.get(&format_qualified(p, c)).map(String::as_str);
-            Ok((
-                pos,
-                node,
-                detail(view.snapshot(pos), node, &limits, cursor)?,
-            ))
+            let cursor = match cursors.is_empty() {
+                true => None,
+                false => cursors.get(&format_qualified(p, c)).map(String::as_str),
+            };
+            Ok((pos, Detail::new(view.snapshot(pos), node, &limits, cursor)?))
         });
+        let slot = out.len();
         match outcome {
-            Ok((pos, node, (d, cut))) => {
-                let value = d.to_json();
-                if value.len() as u64 > budget.max_item_bytes {
+            Ok((pos, detail)) => {
+                out.push_str(r#"{"inputIndex":"#);
+                out.push_str(&i.to_string());
+                out.push_str(r#","ok":true,"value":"#);
+                let value = out.len();
+                let cut = detail.write(&mut out);
+                if (out.len() - value) as u64 > budget.max_item_bytes {
+                    out.truncate(slot);
                     failed = true;
                     let e = GraphError::new(Code::ResultTooLarge)
                         .detail("budget", "detail.maxItemBytes")
                         .detail("limit", budget.max_item_bytes);
-                    slots.push(&slot_error(i, &e));
+                    write_slot_error(&mut out, i, &e);
                     continue;
                 }
+                out.push('}');
                 truncated |= cut;
-                viewed.push(ViewEntry::new(view.snapshot(pos), node));
-                slots.push(&format!(
-                    r#"{{"inputIndex":{i},"ok":true,"value":{value}}}"#
-                ));
+                viewed.push(ViewEntry::new(view.snapshot(pos), detail.node));
             }
             // A pinned revision that cannot be honoured fails the whole call.
             Err(e) if e.code() == Code::RevisionMismatch => return Err(e),
             Err(e) => {
                 failed = true;
-                slots.push(&slot_error(i, &e));
+                write_slot_error(&mut out, i, &e);
             }
         }
     }
+    out.push_str(r#"],"meta":"#);
     let mut meta = Meta::of(&view, false);
     meta.completeness = if failed {
         Completeness::Partial
-    } else if truncated {
-        Completeness::Truncated
     } else {
-        Completeness::Complete
+        completeness(truncated)
     };
-    meta.extra.insert(
-        "budgets".into(),
-        json!({ "detail.maxItemBytes": budget.max_item_bytes, "detail.maxBytes": budget.max_bytes }),
-    );
-    meta.extra
-        .insert("view".into(), json!({ "capabilities": viewed }));
-    let out = format!(
-        r#"{{"results":{},"meta":{}}}"#,
-        slots.finish(),
-        to_json(&meta)
-    );
+    meta.write(&mut out, |out| {
+        out.push_str(r#","budgets":{"detail.maxItemBytes":"#);
+        out.push_str(&budget.max_item_bytes.to_string());
+        out.push_str(r#","detail.maxBytes":"#);
+        out.push_str(&budget.max_bytes.to_string());
+        out.push('}');
+        write_view_member(out, viewed);
+    });
+    out.push('}');
     if out.len() as u64 > budget.max_bytes {
         return Err(GraphError::new(Code::ResultTooLarge)
             .detail("budget", "detail.maxBytes")

@@ -82,7 +82,7 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
     let fixed = r#"{"id":,"collectionId":,"items":,"completeness":"truncated","meta":}"#.len()
         + id_json.len()
         + collection_json.len()
-        + to_json(&meta).len();
+        + meta.to_json().len();
     let limits = DocLimits {
         count: limit,
         max_item_bytes: budget.max_item_bytes,
@@ -100,6 +100,6 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
     if let Some(c) = &page.next_cursor {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
-    out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
+    out.push_str(&format!(r#","meta":{}}}"#, meta.to_json()));
     crate::query::page::within_budget(out, "detail.maxBytes", budget.max_bytes)
 }

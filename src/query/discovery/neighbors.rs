@@ -181,7 +181,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     meta.completeness = Completeness::Complete;
     let skeleton = r#"{"id":,"groups":{},"meta":}"#.len()
         + id_json.len()
-        + to_json(&meta).len()
+        + meta.to_json().len()
         + Kind::ALL
             .iter()
             .map(|k| k.as_str().len() + 3)
@@ -314,7 +314,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     let page = format!(
         r#"{{"id":{id_json},"groups":{{{}}},"meta":{}}}"#,
         parts.join(","),
-        to_json(&meta)
+        meta.to_json()
     );
     debug_assert_eq!(page.len(), page_len(&skeletons, &shapes, &warnings));
     within_budget(page, "neighbors.maxBytes", budget.max_bytes)

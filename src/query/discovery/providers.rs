@@ -75,7 +75,7 @@ pub fn list_providers(call: &Call, json: &str) -> Result<String> {
     Ok(format!(
         r#"{{"items":{},"meta":{}}}"#,
         to_json(&items),
-        to_json(&Meta::of(&view, false))
+        Meta::of(&view, false).to_json()
     ))
 }
 
@@ -122,7 +122,7 @@ pub fn get_provider(call: &Call, json: &str) -> Result<String> {
     };
     meta.completeness = Completeness::Truncated;
     let fixed = summary.len()
-        + to_json(&meta).len()
+        + meta.to_json().len()
         + r#","specificationDocuments":{"items":,"completeness":"truncated"},"meta":"#.len();
     let filter = spec_filter(s, budget.default_page_size);
     let limits = DocLimits {
@@ -157,7 +157,7 @@ fn finish_provider(
         out.push_str(&d);
     }
     out.push_str(r#","meta":"#);
-    out.push_str(&to_json(meta));
+    out.push_str(&meta.to_json());
     out.push('}');
     if out.len() as u64 > max_bytes {
         return Err(GraphError::new(Code::ResultTooLarge)
@@ -200,7 +200,7 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
     let provider_json = to_json(&s.provider_id());
     let fixed = r#"{"providerId":,"items":,"completeness":"truncated","meta":}"#.len()
         + provider_json.len()
-        + to_json(&meta).len();
+        + meta.to_json().len();
     let docs = s
         .provider
         .specification
@@ -224,6 +224,6 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
     if let Some(c) = &page.next_cursor {
         out.push_str(&format!(r#","nextCursor":"{c}""#));
     }
-    out.push_str(&format!(r#","meta":{}}}"#, to_json(&meta)));
+    out.push_str(&format!(r#","meta":{}}}"#, meta.to_json()));
     crate::query::page::within_budget(out, "specification.maxBytes", budget.max_bytes)
 }

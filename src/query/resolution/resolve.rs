@@ -4,7 +4,7 @@ use super::closure::{close_over_requires, Limits, Mode, Node};
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
 use crate::query::args::{target_list, Args};
-use crate::query::views::{to_json, write_static_members};
+use crate::query::views::write_static_members;
 use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 
@@ -109,7 +109,7 @@ pub fn resolution(
     }
     let partial = meta.completeness == Completeness::Partial;
     out.push_str(r#","meta":"#);
-    out.push_str(&to_json(&meta));
+    out.push_str(&meta.to_json());
     out.push('}');
     let json = out;
     if json.len() as u64 > budget.max_bytes {

@@ -4,7 +4,7 @@
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use crate::error::Result;
 use crate::query::args::{target_list, Args};
-use crate::query::views::{to_json, write_id, write_ids, CapabilityId};
+use crate::query::views::{write_id, write_ids, CapabilityId};
 use crate::query::Call;
 use crate::scope::{Meta, View};
 use serde_json::json;
@@ -108,7 +108,7 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
         out.push_str("}}");
     }
     // `meta` ends with `view` (its last member): the serialised rest, then the view's entries.
-    let rest = to_json(&meta);
+    let rest = meta.to_json();
     out.push_str(r#"],"meta":"#);
     out.push_str(&rest[..rest.len() - 1]);
     out.push_str(r#","view":{"capabilities":["#);

@@ -202,7 +202,7 @@ impl HostCall for Retrieval {
         Ok(format!(
             r#"{{"items":{},"meta":{}}}"#,
             to_json(&items),
-            to_json(&meta)
+            meta.to_json()
         ))
     }
 
@@ -738,7 +738,7 @@ impl HostCall for Runtime {
         if let Some(c) = next_cursor {
             out["nextCursor"] = c.into();
         }
-        out["meta"] = serde_json::to_value(&meta).unwrap_or_default();
+        out["meta"] = meta.to_value();
         Ok(out.to_string())
     }
 

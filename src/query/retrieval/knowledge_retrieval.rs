@@ -600,7 +600,7 @@ impl HostCall for KnowledgeSearch {
             r#"{{"items":{},"knowledgeState":"searched","indexStatus":{},"meta":{}}}"#,
             to_json(&items),
             status,
-            to_json(&meta)
+            meta.to_json()
         ))
     }
 

@@ -281,7 +281,7 @@ fn empty_page(mut meta: Meta, state: &str) -> String {
     }
     format!(
         r#"{{"items":[],"knowledgeState":"{state}","meta":{}}}"#,
-        to_json(&meta)
+        meta.to_json()
     )
 }
 
