@@ -9,6 +9,15 @@ use serde_json::Value;
 /// marker is never user data.
 pub const NON_JSON_KEY: &str = "$cgNonJson";
 
+/// Whether JSON prints `s` as it is, between quotes: no quote, backslash or control character
+/// (serde_json, like `JSON.stringify`, leaves every other character as it is).
+pub fn prints_as_is(s: &str) -> bool {
+    // No early exit: the fold runs over wide words, far faster than a byte loop that can stop.
+    !s.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
 pub fn is_non_json_marker(v: &Value) -> bool {
     matches!(v, Value::Object(m) if m.len() == 1 && m.contains_key(NON_JSON_KEY))
 }

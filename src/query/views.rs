@@ -1,6 +1,7 @@
 //! How snapshot data is printed in results. Keys follow the reference's record shapes.
 
-use crate::snapshot::{Kind, ProviderSnapshot};
+use crate::json::prints_as_is;
+use crate::snapshot::{Capability, Kind, Plain, ProviderSnapshot};
 use serde::Serialize;
 
 #[derive(Serialize, Clone, Copy)]
@@ -24,17 +25,8 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
     };
     write_identity(out, id(&c.id));
     write_texts(out, c);
-    if let Some(d) = &c.distinction {
-        write_text_member(out, "distinction", d);
-    }
-    out.push_str(r#","examples":["#);
-    for (i, e) in c.examples.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_str(out, e);
-    }
-    out.push(']');
+    write_distinction(out, c);
+    write_examples(out, c);
     for (key, kind) in [
         ("parents", Kind::Parents),
         ("specializes", Kind::Specializes),
@@ -83,31 +75,27 @@ pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
     out.push_str(r#","staticRevision":""#);
     out.push_str(&s.static_revision);
     out.push('"');
-    if let Some(d) = &c.distinction {
-        write_text_member(&mut out, "distinction", d);
-    }
+    write_distinction(&mut out, c);
     out.push('}');
     out
-}
-
-/// Whether serde_json would escape anything in `s`: a quote, a backslash or a control
-/// character (it leaves every other character as it is).
-fn needs_escape(s: &str) -> bool {
-    // No early exit: the fold runs over wide words, far faster than a byte loop that can stop.
-    s.bytes().fold(false, |any, b| {
-        any | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
 }
 
 /// Appends `s` as a JSON string, byte for byte as serde_json prints it; a string with nothing
 /// to escape (nearly every one) is copied as it is.
 pub fn write_str(out: &mut String, s: &str) {
-    if needs_escape(s) {
-        out.push_str(&to_json(&s));
-    } else {
+    write_known(out, s, prints_as_is(s));
+}
+
+/// [`write_str`] for a text known to print as it is (a capability's [`Plain`]); `false` only
+/// means "may need escapes".
+pub fn write_known(out: &mut String, s: &str, as_is: bool) {
+    debug_assert!(!as_is || prints_as_is(s));
+    if as_is {
         out.push('"');
         out.push_str(s);
         out.push('"');
+    } else {
+        out.push_str(&to_json(&s));
     }
 }
 
@@ -177,19 +165,48 @@ pub fn write_identity(out: &mut String, id: CapabilityId) {
     out.push('"');
 }
 
-/// Appends the member `,"key":"text"` (see [`write_str`]).
-pub fn write_text_member(out: &mut String, key: &str, text: &str) {
+/// Appends the member `,"key":"text"` (see [`write_known`]).
+fn write_text_member(out: &mut String, key: &str, text: &str, as_is: bool) {
     out.push_str(",\"");
     out.push_str(key);
     out.push_str("\":");
-    write_str(out, text);
+    write_known(out, text, as_is);
 }
 
 /// Appends a capability's `name`, `description` and `whenToUse` members.
-pub fn write_texts(out: &mut String, c: &crate::snapshot::Capability) {
-    write_text_member(out, "name", &c.name);
-    write_text_member(out, "description", &c.description);
-    write_text_member(out, "whenToUse", &c.when_to_use);
+pub fn write_texts(out: &mut String, c: &Capability) {
+    write_text_member(out, "name", &c.name, c.plain.has(Plain::NAME));
+    write_text_member(
+        out,
+        "description",
+        &c.description,
+        c.plain.has(Plain::DESCRIPTION),
+    );
+    write_text_member(
+        out,
+        "whenToUse",
+        &c.when_to_use,
+        c.plain.has(Plain::WHEN_TO_USE),
+    );
+}
+
+/// Appends a capability's `distinction` member, when it has one.
+pub fn write_distinction(out: &mut String, c: &Capability) {
+    if let Some(d) = &c.distinction {
+        write_text_member(out, "distinction", d, c.plain.has(Plain::DISTINCTION));
+    }
+}
+
+/// Appends a capability's `examples` member.
+pub fn write_examples(out: &mut String, c: &Capability) {
+    out.push_str(r#","examples":["#);
+    for (i, e) in c.examples.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_known(out, e, c.plain.has(Plain::EXAMPLES));
+    }
+    out.push(']');
 }
 
 /// Appends a JSON array of IDs (see [`write_id`]).
@@ -280,5 +297,30 @@ mod tests {
             out,
             format!(r#","view":{}"#, json!({ "capabilities": entries }))
         );
+    }
+
+    #[test]
+    fn texts_known_at_load_to_need_escapes_are_escaped() {
+        let definition = json!({ "providerId": "acme", "name": "Acme", "version": "1", "capabilities": [
+            { "capabilityId": "a.one", "name": "One \"1\"", "description": "line\nbreak",
+              "whenToUse": "back\\slash", "distinction": "tab\there",
+              "examples": ["plain", "\"quoted\""] },
+            { "capabilityId": "b.two", "name": "Two", "description": "D", "whenToUse": "W",
+              "distinction": "Plain.", "examples": ["plain"] },
+        ] });
+        let s = ProviderSnapshot::of_inline(&definition);
+        for node in 0..2 {
+            let c = s.capability(node);
+            let mut out = String::new();
+            write_texts(&mut out, c);
+            write_distinction(&mut out, c);
+            write_examples(&mut out, c);
+            let expected = json!({
+                "name": c.name, "description": c.description, "whenToUse": c.when_to_use,
+                "distinction": c.distinction, "examples": c.examples,
+            })
+            .to_string();
+            assert_eq!(format!("{{{}}}", &out[1..]), expected);
+        }
     }
 }

@@ -107,6 +107,44 @@ pub struct Capability {
     pub distinction: Option<Box<str>>,
     pub examples: Box<[Box<str>]>,
     pub knowledge: Box<[KnowledgeRef]>,
+    /// Which texts JSON prints as they are, decided once here, so answers copy them without
+    /// scanning for characters to escape.
+    pub plain: Plain,
+}
+
+/// A capability's texts that JSON prints as they are (see [`crate::json::prints_as_is`]): one
+/// bit per text; the examples share one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Plain(u8);
+
+impl Plain {
+    pub const NAME: u8 = 1;
+    pub const DESCRIPTION: u8 = 2;
+    pub const WHEN_TO_USE: u8 = 4;
+    pub const DISTINCTION: u8 = 8;
+    pub const EXAMPLES: u8 = 16;
+
+    fn of(c: &Capability) -> Plain {
+        use crate::json::prints_as_is;
+        let bit = |text: &str, bit: u8| if prints_as_is(text) { bit } else { 0 };
+        Plain(
+            bit(&c.name, Plain::NAME)
+                | bit(&c.description, Plain::DESCRIPTION)
+                | bit(&c.when_to_use, Plain::WHEN_TO_USE)
+                | c.distinction
+                    .as_deref()
+                    .map_or(0, |d| bit(d, Plain::DISTINCTION))
+                | if c.examples.iter().all(|e| prints_as_is(e)) {
+                    Plain::EXAMPLES
+                } else {
+                    0
+                },
+        )
+    }
+
+    pub fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,14 +249,19 @@ impl ProviderSnapshot {
         let capabilities: Vec<Capability> = v
             .capabilities
             .into_iter()
-            .map(|c| Capability {
-                id: c.capability_id.into(),
-                name: c.name.into(),
-                description: c.description.into(),
-                when_to_use: c.when_to_use.into(),
-                distinction: c.distinction.map(Into::into),
-                examples: c.examples.into_iter().map(Into::into).collect(),
-                knowledge: c.knowledge.into(),
+            .map(|c| {
+                let mut c = Capability {
+                    id: c.capability_id.into(),
+                    name: c.name.into(),
+                    description: c.description.into(),
+                    when_to_use: c.when_to_use.into(),
+                    distinction: c.distinction.map(Into::into),
+                    examples: c.examples.into_iter().map(Into::into).collect(),
+                    knowledge: c.knowledge.into(),
+                    plain: Plain::default(),
+                };
+                c.plain = Plain::of(&c);
+                c
             })
             .collect();
         ProviderSnapshot {

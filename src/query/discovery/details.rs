@@ -7,12 +7,12 @@ use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
 use crate::query::args::{clamped_integer, invalid, pair, too_large, Args};
 use crate::query::views::{
-    to_json, write_id, write_identity, write_str, write_text_member, write_texts,
-    write_view_member, CapabilityId, ViewEntry,
+    to_json, write_distinction, write_examples, write_id, write_identity, write_known, write_str,
+    write_texts, write_view_member, CapabilityId, ViewEntry,
 };
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};
-use crate::snapshot::{Kind, ProviderSnapshot};
+use crate::snapshot::{Kind, Plain, ProviderSnapshot};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::ops::Range;
@@ -137,19 +137,12 @@ impl Detail<'_> {
             },
         );
         write_texts(out, c);
-        if let Some(d) = &c.distinction {
-            write_text_member(out, "distinction", d);
-        }
+        write_distinction(out, c);
         out.push_str(r#","staticRevision":""#);
         out.push_str(&s.static_revision);
-        out.push_str(r#"","examples":["#);
-        for (i, e) in c.examples.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write_str(out, e);
-        }
-        out.push_str(r#"],"neighborSummaries":{"#);
+        out.push('"');
+        write_examples(out, c);
+        out.push_str(r#","neighborSummaries":{"#);
         let mut cut = false;
         for (k, kind) in Kind::ALL.into_iter().enumerate() {
             if k > 0 {
@@ -174,7 +167,7 @@ impl Detail<'_> {
                     },
                 );
                 out.push_str(r#","name":"#);
-                write_str(out, &neighbour.name);
+                write_known(out, &neighbour.name, neighbour.plain.has(Plain::NAME));
                 out.push('}');
             }
             let group = completeness(shown.len() < all.len());
