@@ -47,12 +47,15 @@ fn filter_hash(filter: &str) -> String {
 
 /// The JSON a cursor encodes: its binding and the position `after`.
 fn wire_json(binding: &Binding, after: &str) -> Result<Vec<u8>> {
-    let hash = filter_hash(binding.filter);
+    wire_json_with(binding, &filter_hash(binding.filter), after)
+}
+
+fn wire_json_with(binding: &Binding, filter_hash: &str, after: &str) -> Result<Vec<u8>> {
     let wire = Wire {
         v: VERSION,
         kind: binding.kind,
         rev: binding.revision,
-        filter: &hash,
+        filter: filter_hash,
         after,
     };
     serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))
@@ -75,15 +78,22 @@ pub struct Lengths {
 }
 
 impl Lengths {
+    /// The binding's filter is not read: every filter hash has the same length.
     pub fn new(binding: &Binding) -> Result<Lengths> {
+        const ANY_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+        debug_assert_eq!(ANY_HASH.len(), filter_hash("").len());
         Ok(Lengths {
-            base: wire_json(binding, "")?.len(),
+            base: wire_json_with(binding, ANY_HASH, "")?.len(),
         })
     }
 
     /// Characters of the cursor that [`encode`] returns for `after`.
     pub fn of(&self, after: &str) -> usize {
-        let quoted = serde_json::to_string(after).map_or(after.len() + 2, |q| q.len());
+        let quoted = if crate::json::prints_as_is(after) {
+            after.len() + 2
+        } else {
+            serde_json::to_string(after).map_or(after.len() + 2, |q| q.len())
+        };
         let json = self.base + quoted - 2;
         (json * 4).div_ceil(3)
     }

@@ -48,6 +48,41 @@ impl Rows {
         self.json.push(']');
         self.json
     }
+
+    /// Appends a row written in place by `write`, so it is printed once; [`Rows::take_back`]
+    /// removes it when it does not fit.
+    pub fn append(&mut self, write: impl FnOnce(&mut String)) -> Appended {
+        let start = self.json.len();
+        if self.count > 0 {
+            self.json.push(',');
+        }
+        let row = self.json.len();
+        write(&mut self.json);
+        self.count += 1;
+        Appended {
+            start,
+            len: self.json.len() - row,
+        }
+    }
+
+    /// Removes the row just appended.
+    pub fn take_back(&mut self, row: Appended) {
+        self.json.truncate(row.start);
+        self.count -= 1;
+    }
+
+    /// Appends the finished array to `out`.
+    pub fn finish_into(&self, out: &mut String) {
+        out.push_str(&self.json);
+        out.push(']');
+    }
+}
+
+/// A row appended in place: where it starts in the array, and its own length.
+#[derive(Clone, Copy)]
+pub struct Appended {
+    start: usize,
+    pub len: usize,
 }
 
 impl Default for Rows {

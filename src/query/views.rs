@@ -56,12 +56,19 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
 /// so they are written directly (see [`write_str`]).
 pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
     let c = s.capability(node);
-    let provider_id = s.provider_id();
     let texts = c.name.len() + c.description.len() + c.when_to_use.len();
     let mut out = String::with_capacity(256 + 3 * c.id.len() + texts + 32);
+    write_catalog_row(&mut out, s, node);
+    out
+}
+
+/// Appends [`catalog_row`] to `out`.
+pub fn write_catalog_row(out: &mut String, s: &ProviderSnapshot, node: u32) {
+    let c = s.capability(node);
+    let provider_id = s.provider_id();
     out.push('{');
     write_identity(
-        &mut out,
+        out,
         CapabilityId {
             provider_id,
             capability_id: &c.id,
@@ -71,13 +78,12 @@ pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
     out.push_str(r#","providerId":""#);
     out.push_str(provider_id);
     out.push('"');
-    write_texts(&mut out, c);
+    write_texts(out, c);
     out.push_str(r#","staticRevision":""#);
     out.push_str(&s.static_revision);
     out.push('"');
-    write_distinction(&mut out, c);
+    write_distinction(out, c);
     out.push('}');
-    out
 }
 
 /// Appends `s` as a JSON string, byte for byte as serde_json prints it; a string with nothing

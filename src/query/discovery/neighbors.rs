@@ -8,7 +8,9 @@ use crate::query::args::{capability_ref, clamped_integer, invalid, pair, Args};
 use crate::query::page::{
     cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings,
 };
-use crate::query::views::{catalog_row, to_json, CapabilityId, ViewEntry};
+use crate::query::views::{
+    write_catalog_row, write_id, write_view_member, CapabilityId, ViewEntry,
+};
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};
 use crate::snapshot::{Kind, ProviderSnapshot};
@@ -55,7 +57,7 @@ const COMPLETENESS: [Completeness; 3] = [
 ];
 
 fn completeness_word(c: Completeness) -> usize {
-    to_json(&c).len()
+    c.json().len()
 }
 
 /// Bytes of the whole page: `skeletons` holds the page without groups' contents for each
@@ -155,33 +157,45 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     }
 
     let mut meta = Meta::of(&view, false);
-    meta.extra.insert(
-        "filter".into(),
-        json!({ "kinds": kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>() }),
+    // The verb's own meta members: the kinds served, the budgets in force, what was read.
+    let write_meta = |out: &mut String, meta: &Meta| {
+        meta.write(out, |out| {
+            out.push_str(r#","filter":{"kinds":["#);
+            for (i, k) in kinds.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('"');
+                out.push_str(k.as_str());
+                out.push('"');
+            }
+            out.push_str(r#"]},"budgets":{"neighbors.maxPageSize":"#);
+            out.push_str(&budget.max_page_size.to_string());
+            out.push_str(r#","neighbors.maxBytes":"#);
+            out.push_str(&budget.max_bytes.to_string());
+            out.push_str(r#","neighbors.maxItemBytes":"#);
+            out.push_str(&budget.max_item_bytes.to_string());
+            out.push('}');
+            write_view_member(out, [ViewEntry::new(s, node)]);
+        })
+    };
+    let mut id_json = String::with_capacity(64);
+    write_id(
+        &mut id_json,
+        CapabilityId {
+            provider_id: provider,
+            capability_id: capability,
+        },
     );
-    meta.extra.insert(
-        "budgets".into(),
-        json!({
-            "neighbors.maxPageSize": budget.max_page_size,
-            "neighbors.maxBytes": budget.max_bytes,
-            "neighbors.maxItemBytes": budget.max_item_bytes,
-        }),
-    );
-    meta.extra.insert(
-        "view".into(),
-        json!({ "capabilities": [ViewEntry::new(s, node)] }),
-    );
-    let id_json = to_json(&CapabilityId {
-        provider_id: provider,
-        capability_id: capability,
-    });
     // Every page is measured as it would be printed: each group with its completeness word and
     // the real cursor of the row it would continue at.
     // The meta of each page completeness differs only in its completeness word.
     meta.completeness = Completeness::Complete;
+    let mut printed_meta = String::with_capacity(512);
+    write_meta(&mut printed_meta, &meta);
     let skeleton = r#"{"id":,"groups":{},"meta":}"#.len()
         + id_json.len()
-        + meta.to_json().len()
+        + printed_meta.len()
         + Kind::ALL
             .iter()
             .map(|k| k.as_str().len() + 3)
@@ -191,7 +205,11 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     let skeletons = COMPLETENESS
         .map(|c| skeleton + completeness_word(c) - completeness_word(Completeness::Complete));
     // Groups' bindings differ only in the hash of their filter, which has one length.
-    let lengths = cursor::Lengths::new(&binding(Kind::Parents))?;
+    let lengths = cursor::Lengths::new(&Binding {
+        kind: "neighbors",
+        revision: &s.static_revision,
+        filter: "",
+    })?;
     let cursor_len = |kind: Kind, pos: usize| {
         cursor_member_len(lengths.of(&s.capability(s.neighbours(node, kind)[pos]).id))
     };
@@ -234,8 +252,9 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
             let following = (pos + 1 < list.len()).then_some(pos + 1);
             let before = shapes[k];
             shapes[k].cursor = following.map(|f| cursor_len(kind, f));
-            let row = catalog_row(s, target);
-            if row.len() as u64 > budget.max_item_bytes {
+            let row = group.rows.append(|out| write_catalog_row(out, s, target));
+            if row.len as u64 > budget.max_item_bytes {
+                group.rows.take_back(row);
                 let mut w = oversized_row(
                     &format_qualified(provider, &s.capability(target).id),
                     "neighbors.maxItemBytes",
@@ -255,12 +274,12 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
                 meta.warnings.push(w);
                 group.omitted = true;
             } else {
-                shapes[k].rows = group.rows.len_with(&row);
+                shapes[k].rows = group.rows.len();
                 if page_len(&skeletons, &shapes, &warnings) > max {
+                    group.rows.take_back(row);
                     shapes[k] = before;
                     break;
                 }
-                group.rows.push(&row);
             }
             consumed_any = true;
             served += 1;
@@ -272,7 +291,11 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     }
 
     let (mut partial, mut truncated) = (false, false);
-    let mut parts = Vec::with_capacity(8);
+    let mut page =
+        String::with_capacity(skeleton + shapes.iter().map(|g| g.rows).sum::<usize>() + 256);
+    page.push_str(r#"{"id":"#);
+    page.push_str(&id_json);
+    page.push_str(r#","groups":{"#);
     for (kind, group) in Kind::ALL.into_iter().zip(groups) {
         let next_cursor = group
             .next
@@ -292,17 +315,21 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         };
         partial |= group.omitted;
         truncated |= next_cursor.is_some();
-        let mut text = format!(
-            r#""{}":{{"items":{},"completeness":{}"#,
-            kind.as_str(),
-            group.rows.finish(),
-            to_json(&completeness)
-        );
-        if let Some(c) = next_cursor {
-            text.push_str(&format!(r#","nextCursor":"{c}""#));
+        if kind != Kind::ALL[0] {
+            page.push(',');
         }
-        text.push('}');
-        parts.push(text);
+        page.push('"');
+        page.push_str(kind.as_str());
+        page.push_str(r#"":{"items":"#);
+        group.rows.finish_into(&mut page);
+        page.push_str(r#","completeness":"#);
+        page.push_str(completeness.json());
+        if let Some(c) = next_cursor {
+            page.push_str(r#","nextCursor":""#);
+            page.push_str(&c);
+            page.push('"');
+        }
+        page.push('}');
     }
     meta.completeness = if partial {
         Completeness::Partial
@@ -311,11 +338,9 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     } else {
         Completeness::Complete
     };
-    let page = format!(
-        r#"{{"id":{id_json},"groups":{{{}}},"meta":{}}}"#,
-        parts.join(","),
-        meta.to_json()
-    );
+    page.push_str(r#"},"meta":"#);
+    write_meta(&mut page, &meta);
+    page.push('}');
     debug_assert_eq!(page.len(), page_len(&skeletons, &shapes, &warnings));
     within_budget(page, "neighbors.maxBytes", budget.max_bytes)
 }
