@@ -13,10 +13,14 @@ pub struct Rows {
 
 impl Rows {
     pub fn new() -> Rows {
-        Rows {
-            json: String::from("["),
-            count: 0,
-        }
+        Rows::with_capacity(0)
+    }
+
+    /// An array whose rows are expected to take about `bytes`.
+    pub fn with_capacity(bytes: usize) -> Rows {
+        let mut json = String::with_capacity(bytes + 2);
+        json.push('[');
+        Rows { json, count: 0 }
     }
 
     /// Bytes the array would take with `row` appended.

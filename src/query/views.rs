@@ -55,11 +55,20 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
 /// `distinction` when there is one. Rows are most of what catalog and neighbour pages print,
 /// so they are written directly (see [`write_str`]).
 pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
-    let c = s.capability(node);
-    let texts = c.name.len() + c.description.len() + c.when_to_use.len();
-    let mut out = String::with_capacity(256 + 3 * c.id.len() + texts + 32);
+    let mut out = String::with_capacity(catalog_row_estimate(s, node));
     write_catalog_row(&mut out, s, node);
     out
+}
+
+/// About the bytes of [`catalog_row`] (exact unless a text needs escapes), to size buffers.
+pub fn catalog_row_estimate(s: &ProviderSnapshot, node: u32) -> usize {
+    let c = s.capability(node);
+    let texts = c.name.len()
+        + c.description.len()
+        + c.when_to_use.len()
+        + c.distinction.as_ref().map_or(0, |d| d.len() + 16);
+    let ids = 3 * s.provider_id().len() + 2 * c.id.len() + s.static_revision.len();
+    texts + ids + 128
 }
 
 /// Appends [`catalog_row`] to `out`.

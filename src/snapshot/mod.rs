@@ -1,6 +1,7 @@
 //! Immutable provider snapshots: capabilities sorted by ID (found by binary search), the eight
 //! relation adjacencies (declared and derived inverse) and the static revision, all built once at load.
 
+mod id_index;
 pub mod revision;
 pub mod size;
 
@@ -220,6 +221,7 @@ pub struct ProviderSnapshot {
     pub authority: AuthorityKind,
     pub static_revision: String,
     pub capabilities: Vec<Capability>,
+    by_id: id_index::IdIndex,
     adjacency: [Adjacency; 8],
     pub roots: DocumentRoots,
     /// The lexical executor's index, built on first use.
@@ -268,6 +270,7 @@ impl ProviderSnapshot {
             provider: v.provider,
             authority,
             static_revision,
+            by_id: id_index::IdIndex::new(&capabilities),
             capabilities,
             adjacency: [
                 parents,
@@ -322,11 +325,7 @@ impl ProviderSnapshot {
     }
 
     pub fn find(&self, capability_id: &str) -> Option<u32> {
-        // Capabilities are sorted by ID: a binary search needs no second copy of every ID.
-        self.capabilities
-            .binary_search_by(|c| c.id.as_ref().cmp(capability_id))
-            .ok()
-            .map(|i| i as u32)
+        self.by_id.find(&self.capabilities, capability_id)
     }
 
     pub fn capability(&self, node: u32) -> &Capability {

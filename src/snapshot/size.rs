@@ -60,13 +60,13 @@ fn adjacency(a: &Adjacency) -> usize {
     (a.offsets.capacity() + a.targets.capacity()) * size_of::<u32>()
 }
 
-/// Heap bytes a snapshot keeps: records and relation lists (not the lexical index, which is
-/// counted apart). IDs are found by binary search over the records, so there is no ID index.
+/// Heap bytes a snapshot keeps: records, the ID table and relation lists (not the lexical
+/// index, which is counted apart).
 pub fn snapshot_bytes(s: &ProviderSnapshot) -> usize {
     let records: usize = s.capabilities.capacity() * size_of::<Capability>()
         + s.capabilities.iter().map(capability).sum::<usize>();
     let relations: usize = s.adjacency.iter().map(adjacency).sum();
-    records + relations
+    records + s.by_id.bytes() + relations
 }
 
 #[cfg(test)]

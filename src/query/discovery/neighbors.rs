@@ -9,7 +9,7 @@ use crate::query::page::{
     cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings,
 };
 use crate::query::views::{
-    write_catalog_row, write_id, write_view_member, CapabilityId, ViewEntry,
+    catalog_row_estimate, write_catalog_row, write_id, write_view_member, CapabilityId, ViewEntry,
 };
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};
@@ -217,9 +217,19 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
     let mut groups: Vec<Group> = Kind::ALL
         .iter()
         .map(|&k| {
-            let has_rows = kinds.contains(&k) && starts[k as usize] < s.neighbours(node, k).len();
+            let list = s.neighbours(node, k);
+            let start = starts[k as usize];
+            let has_rows = kinds.contains(&k) && start < list.len();
+            let expected = match has_rows {
+                true => list[start..(start + limit).min(list.len())]
+                    .iter()
+                    .map(|&t| catalog_row_estimate(s, t) + 1)
+                    .sum::<usize>()
+                    .min(max),
+                false => 0,
+            };
             Group {
-                rows: Rows::new(),
+                rows: Rows::with_capacity(expected),
                 next: has_rows.then_some(starts[k as usize]),
                 omitted: false,
             }
