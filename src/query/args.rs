@@ -101,12 +101,21 @@ pub fn capability_ref<'v>(
     field: &str,
     bound: Option<&'v str>,
 ) -> Result<(&'v str, &'v str)> {
+    capability_ref_at(v, || field.to_owned(), bound)
+}
+
+/// [`capability_ref`] with the field's name printed only for an error (`ids[3]`).
+pub fn capability_ref_at<'v>(
+    v: &'v Value,
+    field: impl Fn() -> String,
+    bound: Option<&'v str>,
+) -> Result<(&'v str, &'v str)> {
     let expected = if bound.is_some() {
         "capability ID, qualified ID or { providerId?, capabilityId }"
     } else {
         "qualified capability ID or { providerId, capabilityId }"
     };
-    let bad = || invalid(field, expected);
+    let bad = || invalid(&field(), expected);
     match v {
         Value::String(s) => {
             if s.contains("::") {
@@ -124,7 +133,7 @@ pub fn capability_ref<'v>(
                 .find(|k| *k != "providerId" && *k != "capabilityId")
             {
                 return Err(invalid(
-                    &format!("{field}.{k}"),
+                    &format!("{}.{k}", field()),
                     "one of: providerId, capabilityId",
                 ));
             }

@@ -124,7 +124,7 @@ impl<'a> Call<'a> {
         let refs: Vec<Result<CapabilityRef>> = list
             .iter()
             .enumerate()
-            .map(|(i, v)| args::capability_ref(v, &format!("{field}[{i}]"), self.bound))
+            .map(|(i, v)| args::capability_ref_at(v, || format!("{field}[{i}]"), self.bound))
             .collect();
         let targets = refs.iter().filter_map(|r| r.as_ref().ok().map(|r| r.0));
         let view = self.view(args, Some(targets))?;
@@ -143,7 +143,7 @@ impl<'a> Call<'a> {
         let refs = list
             .iter()
             .enumerate()
-            .map(|(i, v)| args::capability_ref(v, &format!("{field}[{i}]"), self.bound))
+            .map(|(i, v)| args::capability_ref_at(v, || format!("{field}[{i}]"), self.bound))
             .collect::<Result<Vec<_>>>()?;
         let view = self.view(args, Some(refs.iter().map(|r| r.0)))?;
         let mut nodes: Vec<Node> = Vec::with_capacity(refs.len());

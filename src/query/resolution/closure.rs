@@ -4,7 +4,8 @@
 use crate::error::{Code, GraphError, Result};
 use crate::scope::View;
 use crate::snapshot::Kind;
-use std::collections::{HashMap, VecDeque};
+use hashbrown::HashMap;
+use std::collections::VecDeque;
 
 /// A capability inside a view: (position of its provider in the view, index in the snapshot).
 pub type Node = (usize, u32);
@@ -33,10 +34,38 @@ pub struct Closure {
     pub requested: usize,
     /// `(from, to)` as positions in `nodes`.
     pub edges: Vec<(usize, usize)>,
-    /// For each node, the positions of the nodes whose `requires` reached it.
-    pub required_by: Vec<Vec<usize>>,
+    /// The `from` of every edge, grouped by `to` (edge order within a group); node `i`'s group
+    /// is `required_by[required_by_at[i]..required_by_at[i + 1]]`.
+    required_by: Vec<usize>,
+    required_by_at: Vec<usize>,
     /// The budget that stopped expansion (partial mode only): (budget name, limit).
     pub budget_hit: Option<(&'static str, usize)>,
+}
+
+impl Closure {
+    /// The positions of the nodes whose `requires` reached node `i`, in edge order.
+    pub fn required_by(&self, i: usize) -> &[usize] {
+        &self.required_by[self.required_by_at[i]..self.required_by_at[i + 1]]
+    }
+
+    /// Groups the edges' sources by target: one counting pass instead of a list per node.
+    fn group_required_by(&mut self) {
+        let mut at = vec![0usize; self.nodes.len() + 1];
+        for &(_, to) in &self.edges {
+            at[to + 1] += 1;
+        }
+        for i in 1..at.len() {
+            at[i] += at[i - 1];
+        }
+        let mut next = at.clone();
+        let mut from_of = vec![0usize; self.edges.len()];
+        for &(from, to) in &self.edges {
+            from_of[next[to]] = from;
+            next[to] += 1;
+        }
+        self.required_by = from_of;
+        self.required_by_at = at;
+    }
 }
 
 /// Breadth-first closure of `roots` (distinct, in order) along `requires`.
@@ -49,11 +78,12 @@ pub fn close_over_requires(
     let mut c = Closure {
         nodes: roots.to_vec(),
         requested: roots.len(),
-        required_by: vec![Vec::new(); roots.len()],
         ..Closure::default()
     };
-    let mut position: HashMap<Node, usize> =
-        roots.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    // Nodes are small integers: a fast fixed-seed hash, not SipHash's.
+    let mut position: HashMap<Node, usize, foldhash::fast::FixedState> =
+        HashMap::with_capacity_and_hasher(roots.len() * 4, Default::default());
+    position.extend(roots.iter().enumerate().map(|(i, n)| (*n, i)));
     let mut queue: VecDeque<usize> = (0..roots.len()).collect();
     let stop = |c: &mut Closure, budget: &'static str, limit: usize| -> Result<()> {
         match mode {
@@ -83,15 +113,14 @@ pub fn close_over_requires(
                         break 'bfs;
                     }
                     c.nodes.push((p, target));
-                    c.required_by.push(Vec::new());
                     position.insert((p, target), c.nodes.len() - 1);
                     queue.push_back(c.nodes.len() - 1);
                     c.nodes.len() - 1
                 }
             };
             c.edges.push((from, to));
-            c.required_by[to].push(from);
         }
     }
+    c.group_required_by();
     Ok(c)
 }

@@ -72,7 +72,7 @@ pub fn resolution(
             "false"
         });
         out.push_str(r#","requiredBy":"#);
-        let mut required_by = closure.required_by[i].clone();
+        let mut required_by = closure.required_by(i).to_vec();
         required_by.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]));
         write_names(&mut out, &mut required_by.into_iter());
         out.push_str("}}");

@@ -4,10 +4,9 @@
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use crate::error::Result;
 use crate::query::args::{target_list, Args};
-use crate::query::views::{write_id, write_ids, CapabilityId};
+use crate::query::views::{write_id, write_ids, write_view_member, CapabilityId, ViewEntry};
 use crate::query::Call;
 use crate::scope::{Meta, View};
-use serde_json::json;
 use std::collections::BTreeSet;
 
 const KEYS: [&str; 4] = [
@@ -54,15 +53,6 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     let id = |i: usize| id_of(&view, closure.nodes[i]);
     let mut edges = closure.edges.clone();
     edges.sort_by_key(|&(f, t)| (closure.nodes[f], closure.nodes[t]));
-    let mut meta = Meta::of(&view, true);
-    meta.extra.insert(
-        "budgets".into(),
-        json!({
-            "selection.maxSelected": budget.max_selected,
-            "selection.maxNodes": budget.max_nodes,
-            "selection.maxEdges": budget.max_edges,
-        }),
-    );
     // The answer is IDs through and through: written directly (see `write_id`).
     let mut out = String::with_capacity(1024 + 200 * (closure.nodes.len() * 4 + edges.len() * 2));
     out.push_str(r#"{"requested":"#);
@@ -89,11 +79,13 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
         out.push('}');
     }
     out.push_str(r#"],"reasons":["#);
+    let mut by = Vec::new();
     for (n, &i) in order.iter().enumerate() {
         if n > 0 {
             out.push(',');
         }
-        let mut by = closure.required_by[i].clone();
+        by.clear();
+        by.extend_from_slice(closure.required_by(i));
         by.sort_by_key(|&j| closure.nodes[j]);
         out.push_str(r#"{"id":"#);
         write_id(&mut out, id(i));
@@ -104,24 +96,25 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
             "false"
         });
         out.push_str(r#","requiredBy":"#);
-        write_ids(&mut out, by.into_iter().map(id));
+        write_ids(&mut out, by.iter().map(|&j| id(j)));
         out.push_str("}}");
     }
-    // `meta` ends with `view` (its last member): the serialised rest, then the view's entries.
-    let rest = meta.to_json();
     out.push_str(r#"],"meta":"#);
-    out.push_str(&rest[..rest.len() - 1]);
-    out.push_str(r#","view":{"capabilities":["#);
-    for (n, &i) in order.iter().enumerate() {
-        if n > 0 {
-            out.push(',');
-        }
-        out.push_str(r#"{"id":"#);
-        write_id(&mut out, id(i));
-        out.push_str(r#","staticRevision":""#);
-        out.push_str(&view.snapshot(closure.nodes[i].0).static_revision);
-        out.push_str(r#""}"#);
-    }
-    out.push_str("]}}}");
+    Meta::of(&view, true).write(&mut out, |out| {
+        out.push_str(r#","budgets":{"selection.maxSelected":"#);
+        out.push_str(&budget.max_selected.to_string());
+        out.push_str(r#","selection.maxNodes":"#);
+        out.push_str(&budget.max_nodes.to_string());
+        out.push_str(r#","selection.maxEdges":"#);
+        out.push_str(&budget.max_edges.to_string());
+        out.push('}');
+        write_view_member(
+            out,
+            order
+                .iter()
+                .map(|&i| ViewEntry::new(view.snapshot(closure.nodes[i].0), closure.nodes[i].1)),
+        );
+    });
+    out.push('}');
     Ok(out)
 }
