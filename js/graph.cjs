@@ -517,7 +517,7 @@ function reloadTarget(args) {
 }
 
 // An omitted argument means {}; null is never "omitted".
-const wire = (query) => toWireJson(query === undefined ? {} : query);
+const wire = (query) => (query === undefined ? '{}' : toWireJson(query));
 
 /** Page reads take an AbortSignal: it stays here, the engine sees a marker where it was. */
 const PAGE_VERBS = ['readDocumentPage', 'readSpecificationPage'];
