@@ -96,6 +96,23 @@ impl Adjacency {
         let (a, b) = (self.offsets[node as usize], self.offsets[node as usize + 1]);
         &self.targets[a as usize..b as usize]
     }
+
+    /// The eight kinds' lists in one table, a node's side by side: list `8 * node + kind`.
+    /// Details and neighbour pages read all eight lists of one capability, which then sit in
+    /// one or two cache lines instead of sixteen places across the snapshot.
+    fn interleave(kinds: [Adjacency; 8]) -> Adjacency {
+        let n = kinds[0].offsets.len() - 1;
+        let mut offsets = Vec::with_capacity(8 * n + 1);
+        let mut targets = Vec::with_capacity(kinds.iter().map(|a| a.targets.len()).sum());
+        offsets.push(0);
+        for node in 0..n as u32 {
+            for a in &kinds {
+                targets.extend_from_slice(a.of(node));
+                offsets.push(targets.len() as u32);
+            }
+        }
+        Adjacency { offsets, targets }
+    }
 }
 
 /// One capability as served.
@@ -222,7 +239,8 @@ pub struct ProviderSnapshot {
     pub static_revision: String,
     pub capabilities: Vec<Capability>,
     by_id: id_index::IdIndex,
-    adjacency: [Adjacency; 8],
+    /// Every relation list, kinds interleaved (see [`Adjacency::interleave`]).
+    relations: Adjacency,
     pub roots: DocumentRoots,
     /// The lexical executor's index, built on first use.
     lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
@@ -272,7 +290,7 @@ impl ProviderSnapshot {
             static_revision,
             by_id: id_index::IdIndex::new(&capabilities),
             capabilities,
-            adjacency: [
+            relations: Adjacency::interleave([
                 parents,
                 children,
                 specializes,
@@ -281,7 +299,7 @@ impl ProviderSnapshot {
                 related_by,
                 requires,
                 required_by,
-            ],
+            ]),
             roots,
             lexical: std::sync::OnceLock::new(),
         }
@@ -333,7 +351,7 @@ impl ProviderSnapshot {
     }
 
     pub fn neighbours(&self, node: u32, kind: Kind) -> &[u32] {
-        self.adjacency[kind as usize].of(node)
+        self.relations.of(8 * node + kind as u32)
     }
 }
 
@@ -351,5 +369,25 @@ mod tests {
         assert_eq!(inv.of(1), &[0]);
         assert_eq!(inv.of(2), &[0, 1]);
         assert_eq!(inv.of(3), &[] as &[u32]);
+    }
+
+    #[test]
+    fn interleaved_lists_are_each_kind_s_own() {
+        let lists = |seed: u32| -> Vec<Vec<u32>> {
+            (0..5u32)
+                .map(|i| (0..(i + seed) % 3).map(|j| (i + j + seed) % 5).collect())
+                .collect()
+        };
+        let kinds: [Adjacency; 8] = std::array::from_fn(|k| {
+            let l = lists(k as u32);
+            Adjacency::from_lists(5, l.iter().map(|l| l.as_slice()))
+        });
+        let expected: Vec<Vec<Vec<u32>>> = (0..8).map(|k| lists(k as u32)).collect();
+        let all = Adjacency::interleave(kinds);
+        for node in 0..5u32 {
+            for (k, lists) in expected.iter().enumerate() {
+                assert_eq!(all.of(8 * node + k as u32), lists[node as usize].as_slice());
+            }
+        }
     }
 }

@@ -65,7 +65,7 @@ fn adjacency(a: &Adjacency) -> usize {
 pub fn snapshot_bytes(s: &ProviderSnapshot) -> usize {
     let records: usize = s.capabilities.capacity() * size_of::<Capability>()
         + s.capabilities.iter().map(capability).sum::<usize>();
-    let relations: usize = s.adjacency.iter().map(adjacency).sum();
+    let relations = adjacency(&s.relations);
     records + s.by_id.bytes() + relations
 }
 
