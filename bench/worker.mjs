@@ -196,9 +196,11 @@ async function measureEach(step, graph) {
   }
   times.sort();
   const out = { calls: CALLS, medianUs: percentile(times, 0.5), p95Us: percentile(times, 0.95) };
-  // The floor: the same answers' bytes parsed after an empty native call.
+  // The floor: the same answers' bytes parsed after an empty native call, each sample taken
+  // as the verb's were (after a turn of the event loop), so both pay the same cold caches.
   const floor = new Float64Array(CALLS);
   for (let i = 0; i < CALLS; i++) {
+    await yieldToLoop();
     const t = performance.now();
     emptyNapiCall();
     JSON.parse(answers[i]);
