@@ -46,13 +46,21 @@ impl Engine {
     pub fn open(config_json: &str, databases: Option<&str>) -> Result<Engine> {
         let mut config = parse_config(config_json)?;
         let mut databases = database_reads(databases);
+        let jobs: Vec<_> = config
+            .providers
+            .iter()
+            .map(|source| {
+                let read = source
+                    .provider_id
+                    .as_ref()
+                    .and_then(|p| databases.remove(p));
+                (source, None, read)
+            })
+            .collect();
+        let loaded = load_all(jobs);
         let mut providers = BTreeMap::new();
-        for source in &mut config.providers {
-            let read = source
-                .provider_id
-                .as_ref()
-                .and_then(|p| databases.remove(p));
-            let snapshot = sources::load(source, None, read.as_ref())?;
+        for (source, snapshot) in config.providers.iter_mut().zip(loaded) {
+            let snapshot = snapshot?;
             if let SourceKind::Inline { definition, .. } = &mut source.kind {
                 *definition = Value::Null;
             }
@@ -275,13 +283,27 @@ impl Engine {
             .map_err(|e| e.in_verb(verb_phase("reload")))?;
         let mut databases = database_reads(databases);
         self.store.serialized(|| {
+            // Every candidate is loaded first (providers side by side), then published in
+            // config order.
+            let jobs: Vec<_> = targets
+                .iter()
+                .filter(|(source, definition)| !inline_unchanged(source, definition.as_ref()))
+                .map(|(source, definition)| {
+                    let read = source
+                        .provider_id
+                        .as_ref()
+                        .and_then(|p| databases.remove(p));
+                    (*source, definition.as_ref(), read)
+                })
+                .collect();
+            let mut loaded = load_all(jobs).into_iter();
             let mut entries = Vec::with_capacity(targets.len());
             for (source, definition) in &targets {
-                let read = source
-                    .provider_id
-                    .as_ref()
-                    .and_then(|p| databases.remove(p));
-                entries.push(self.reload_one(source, definition.as_ref(), read.as_ref())?);
+                let candidate = match inline_unchanged(source, definition.as_ref()) {
+                    true => None,
+                    false => loaded.next().map(|l| l.map(Arc::new)),
+                };
+                entries.push(self.publish_one(source, candidate)?);
             }
             crate::memory::release_free_memory();
             let ok = entries.iter().all(|e| e.ok);
@@ -348,20 +370,14 @@ impl Engine {
             .collect())
     }
 
-    fn reload_one(
+    /// Publishes one reloaded provider's candidate (`None`: an inline provider reloaded
+    /// without a new definition).
+    fn publish_one(
         &self,
         source: &ProviderSource,
-        definition: Option<&Value>,
-        database: Option<&DatabaseRead>,
+        candidate: Option<Result<Arc<ProviderSnapshot>>>,
     ) -> Result<ReloadEntry> {
         let id = source.provider_id.clone().unwrap_or_default();
-        let inline_unchanged =
-            matches!(source.kind, SourceKind::Inline { .. }) && definition.is_none();
-        let candidate = if inline_unchanged {
-            None
-        } else {
-            Some(sources::load(source, definition, database).map(Arc::new))
-        };
         let mut entry = None;
         self.store.update(&id, |slots| {
             let (next, e) = publish(slots, candidate);
@@ -388,6 +404,50 @@ impl Engine {
     pub fn is_closed(&self) -> bool {
         self.store.is_closed()
     }
+}
+
+/// An inline provider reloaded without a new definition keeps its snapshot: nothing to load.
+fn inline_unchanged(source: &ProviderSource, definition: Option<&Value>) -> bool {
+    matches!(source.kind, SourceKind::Inline { .. }) && definition.is_none()
+}
+
+/// Loads each source (with its replacement definition and database read) into a snapshot,
+/// providers side by side on up to one thread per core; results in the order given. Each
+/// result is the load's own, so the first failure in config order is the one reported, as
+/// when providers loaded one after another. A large provider's load uses several threads of
+/// its own, so two workers are enough to keep the cores busy.
+fn load_all(
+    jobs: Vec<(&ProviderSource, Option<&Value>, Option<DatabaseRead>)>,
+) -> Vec<Result<ProviderSnapshot>> {
+    let load =
+        |(source, definition, read): &(&ProviderSource, Option<&Value>, Option<DatabaseRead>)| {
+            sources::load(source, *definition, read.as_ref())
+        };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len());
+    if workers < 2 {
+        return jobs.iter().map(load).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<ProviderSnapshot>>> = Vec::new();
+    results.resize_with(jobs.len(), || None);
+    let done = std::sync::Mutex::new(results);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let result = load(job);
+                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(GraphError::new(Code::Internal))))
+        .collect()
 }
 
 fn parse_config(config_json: &str) -> Result<OpenConfig> {

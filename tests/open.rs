@@ -654,3 +654,41 @@ fn knowledge_root_package_that_cannot_be_found_fails_open() {
         e.to_json()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Several providers (loaded side by side)
+
+/// Providers load in parallel, yet the failure reported is the first in config order, however
+/// quickly the others fail.
+#[test]
+fn the_first_failing_provider_in_config_order_is_reported() {
+    let bad = |p: &str, cap_id: &str| provider_def(p, vec![cap(cap_id)]);
+    for first in 0..6 {
+        let definitions: Vec<Value> = (0..6)
+            .map(|i| match i {
+                i if i < first => provider_def(&format!("p{i}"), vec![cap("a")]),
+                _ => bad(&format!("p{i}"), "Bad"),
+            })
+            .collect();
+        let Err(e) = open(&inline_config(definitions)) else {
+            panic!("open succeeded with failing providers");
+        };
+        assert_eq!(
+            details(&e)["providerId"],
+            format!("p{first}"),
+            "{}",
+            e.to_json()
+        );
+    }
+}
+
+#[test]
+fn many_providers_open_in_config_order() {
+    let definitions: Vec<Value> = (0..40)
+        .map(|i| provider_def(&format!("p{i:02}"), vec![cap("a"), cap("b")]))
+        .collect();
+    let engine = open_ok(&inline_config(definitions));
+    for i in 0..40 {
+        assert!(is_revision(&revision(&engine, &format!("p{i:02}"))));
+    }
+}

@@ -634,3 +634,32 @@ fn queries_never_see_a_half_published_reload() {
         r.join().unwrap();
     }
 }
+
+/// Candidates load side by side; each provider's entry is its own, in config order.
+#[test]
+fn a_reload_of_several_providers_reports_each_in_config_order() {
+    let defs: Vec<Value> = (0..5)
+        .map(|i| provider_def(&format!("p{i}"), vec![cap("a")]))
+        .collect();
+    let engine = open_ok(&inline_config(defs));
+    let mut replacements = serde_json::Map::new();
+    for i in 0..5 {
+        let caps = if i % 2 == 1 {
+            vec![cap("Bad")]
+        } else {
+            vec![cap("a"), cap("b")]
+        };
+        replacements.insert(format!("p{i}"), provider_def(&format!("p{i}"), caps));
+    }
+    let r = reload(&engine, &json!({ "definitions": replacements })).unwrap();
+    assert_eq!(r["ok"], false);
+    let entries = r["providers"].as_array().unwrap();
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|e| e["providerId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["p0", "p1", "p2", "p3", "p4"]);
+    for (i, e) in entries.iter().enumerate() {
+        assert_eq!(e["ok"], i % 2 == 0, "{e}");
+    }
+}
