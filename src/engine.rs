@@ -21,6 +21,7 @@ use crate::store::{ProviderSlots, Store, StoreState};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Verbs whose work can grow with the graph rather than with a page: the binding runs them on
@@ -57,19 +58,16 @@ impl Engine {
                 (source, None, read)
             })
             .collect();
-        let loaded = load_all(jobs);
         let mut providers = BTreeMap::new();
-        for (source, snapshot) in config.providers.iter_mut().zip(loaded) {
+        let mut ids = Vec::with_capacity(jobs.len());
+        load_each(jobs, |source, snapshot| {
             let snapshot = snapshot?;
-            if let SourceKind::Inline { definition, .. } = &mut source.kind {
-                *definition = Value::Null;
-            }
             let id = snapshot.provider_id().to_owned();
             if providers.contains_key(&id) {
                 // Two inline definitions naming one provider.
                 return Err(ConfigError::new(&source.path, "unique providerId").into());
             }
-            source.provider_id = Some(id.clone());
+            ids.push(id.clone());
             providers.insert(
                 id,
                 ProviderSlots {
@@ -78,6 +76,13 @@ impl Engine {
                     refresh_failed: false,
                 },
             );
+            Ok(())
+        })?;
+        for (source, id) in config.providers.iter_mut().zip(ids) {
+            if let SourceKind::Inline { definition, .. } = &mut source.kind {
+                *definition = Value::Null;
+            }
+            source.provider_id = Some(id);
         }
         let executor = match config.executor.take() {
             None => None,
@@ -283,8 +288,6 @@ impl Engine {
             .map_err(|e| e.in_verb(verb_phase("reload")))?;
         let mut databases = database_reads(databases);
         self.store.serialized(|| {
-            // Every candidate is loaded first (providers side by side), then published in
-            // config order.
             let jobs: Vec<_> = targets
                 .iter()
                 .filter(|(source, definition)| !inline_unchanged(source, definition.as_ref()))
@@ -296,14 +299,22 @@ impl Engine {
                     (*source, definition.as_ref(), read)
                 })
                 .collect();
-            let mut loaded = load_all(jobs).into_iter();
+            // Each candidate is published as soon as it and those before it are loaded; an
+            // inline provider reloaded without a definition publishes nothing new.
             let mut entries = Vec::with_capacity(targets.len());
-            for (source, definition) in &targets {
-                let candidate = match inline_unchanged(source, definition.as_ref()) {
-                    true => None,
-                    false => loaded.next().map(|l| l.map(Arc::new)),
-                };
-                entries.push(self.publish_one(source, candidate)?);
+            let mut pending = targets.iter().map(|(source, _)| *source);
+            load_each(jobs, |loaded, candidate| {
+                for source in pending.by_ref() {
+                    if std::ptr::eq(source, loaded) {
+                        entries.push(self.publish_one(source, Some(candidate.map(Arc::new)))?);
+                        return Ok(());
+                    }
+                    entries.push(self.publish_one(source, None)?);
+                }
+                Ok(())
+            })?;
+            for source in pending {
+                entries.push(self.publish_one(source, None)?);
             }
             crate::memory::release_free_memory();
             let ok = entries.iter().all(|e| e.ok);
@@ -411,43 +422,62 @@ fn inline_unchanged(source: &ProviderSource, definition: Option<&Value>) -> bool
     matches!(source.kind, SourceKind::Inline { .. }) && definition.is_none()
 }
 
-/// Loads each source (with its replacement definition and database read) into a snapshot,
-/// providers side by side on up to one thread per core; results in the order given. Each
-/// result is the load's own, so the first failure in config order is the one reported, as
-/// when providers loaded one after another. A large provider's load uses several threads of
-/// its own, so two workers are enough to keep the cores busy.
-fn load_all(
-    jobs: Vec<(&ProviderSource, Option<&Value>, Option<DatabaseRead>)>,
-) -> Vec<Result<ProviderSnapshot>> {
+/// A provider to load: its source, a replacement definition, what was read from its database.
+type LoadJob<'a> = (&'a ProviderSource, Option<&'a Value>, Option<DatabaseRead>);
+
+/// Loads each job into a snapshot, providers side by side on up to one worker per core, and
+/// hands every result to `each` on the calling thread in the order given, as soon as it and
+/// all before it are loaded: the first failure in config order is the one reported, and only
+/// the loads still running hold a candidate besides what `each` keeps. `each` returning an
+/// error stops the rest. A large provider's load uses several threads of its own, so a
+/// worker per core is enough to keep the cores busy.
+fn load_each(
+    jobs: Vec<LoadJob>,
+    mut each: impl FnMut(&ProviderSource, Result<ProviderSnapshot>) -> Result<()>,
+) -> Result<()> {
     let load =
-        |(source, definition, read): &(&ProviderSource, Option<&Value>, Option<DatabaseRead>)| {
-            sources::load(source, *definition, read.as_ref())
-        };
+        |(source, definition, read): &LoadJob| sources::load(source, *definition, read.as_ref());
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(jobs.len());
     if workers < 2 {
-        return jobs.iter().map(load).collect();
+        return jobs.iter().try_for_each(|job| each(job.0, load(job)));
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<ProviderSnapshot>>> = Vec::new();
-    results.resize_with(jobs.len(), || None);
-    let done = std::sync::Mutex::new(results);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (send, receive) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let result = load(job);
-                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+            let send = send.clone();
+            let (jobs, next, stop) = (&jobs, &next, &stop);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    if send.send((i, load(job))).is_err() {
+                        break;
+                    }
+                }
             });
         }
-    });
-    done.into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(GraphError::new(Code::Internal))))
-        .collect()
+        drop(send);
+        // Results that arrived before an earlier one, by position.
+        let mut waiting = BTreeMap::new();
+        let mut due = 0;
+        let outcome = (|| {
+            for (i, result) in &receive {
+                waiting.insert(i, result);
+                while let Some(result) = waiting.remove(&due) {
+                    each(jobs[due].0, result)?;
+                    due += 1;
+                }
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        drop(receive);
+        outcome
+    })
 }
 
 fn parse_config(config_json: &str) -> Result<OpenConfig> {

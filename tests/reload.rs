@@ -662,4 +662,25 @@ fn a_reload_of_several_providers_reports_each_in_config_order() {
     for (i, e) in entries.iter().enumerate() {
         assert_eq!(e["ok"], i % 2 == 0, "{e}");
     }
+    let before: Vec<Value> = entries
+        .iter()
+        .map(|e| e["staticRevision"].clone())
+        .collect();
+
+    // Inline providers reloaded without a definition keep their place between loaded ones.
+    let fixed = json!({ "definitions": {
+        "p1": provider_def("p1", vec![cap("a"), cap("c")]),
+        "p3": provider_def("p3", vec![cap("a"), cap("c")]),
+    } });
+    let r = reload(&engine, &fixed).unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    let entries = r["providers"].as_array().unwrap();
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|e| e["providerId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["p0", "p1", "p2", "p3", "p4"]);
+    for (i, e) in entries.iter().enumerate() {
+        assert_eq!(e["staticRevision"] != before[i], i % 2 == 1, "{e}");
+    }
 }
