@@ -234,16 +234,16 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
             for (p, n) in all_nodes(&session.view) {
                 let s = session.view.snapshot(p);
                 let c = s.capability(n);
-                let qualified_id = format_qualified(s.provider_id(), &c.id);
+                let qualified_id = format_qualified(s.provider_id(), c.id());
                 if catalog.len() > 1 {
                     catalog.push(',');
                 }
                 catalog.push_str(&to_json(&CandidateView {
                     qualified_id: qualified_id.clone(),
-                    name: &c.name,
-                    description: &c.description,
-                    when_to_use: &c.when_to_use,
-                    distinction: c.distinction.as_deref(),
+                    name: c.name(),
+                    description: c.description(),
+                    when_to_use: c.when_to_use(),
+                    distinction: c.distinction(),
                     examples: &c.examples,
                 }));
                 if catalog.len() as u64 + 1 > max {
@@ -299,9 +299,9 @@ impl Session {
                 MatchView {
                     id: CapabilityId {
                         provider_id: s.provider_id(),
-                        capability_id: &c.id,
+                        capability_id: c.id(),
                     },
-                    qualified_id: format_qualified(s.provider_id(), &c.id),
+                    qualified_id: format_qualified(s.provider_id(), c.id()),
                     reason: sel.reason.as_deref(),
                     confidence: sel.confidence,
                 }

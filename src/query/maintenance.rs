@@ -43,7 +43,7 @@ pub fn export(call: &Call, json: &str) -> Result<String> {
     let mut edges = Vec::new();
     for s in &snapshots {
         for (i, c) in s.capabilities.iter().enumerate() {
-            let id = format_qualified(s.provider_id(), &c.id);
+            let id = format_qualified(s.provider_id(), c.id());
             for kind in [
                 Kind::Parents,
                 Kind::Specializes,
@@ -51,10 +51,10 @@ pub fn export(call: &Call, json: &str) -> Result<String> {
                 Kind::Requires,
             ] {
                 for &t in s.neighbours(i as u32, kind) {
-                    edges.push(json!({ "from": id, "to": format_qualified(s.provider_id(), &s.capability(t).id), "kind": kind.as_str() }));
+                    edges.push(json!({ "from": id, "to": format_qualified(s.provider_id(), s.capability(t).id()), "kind": kind.as_str() }));
                 }
             }
-            nodes.push(json!({ "id": id, "name": c.name }));
+            nodes.push(json!({ "id": id, "name": c.name() }));
         }
     }
     let providers: Vec<Value> = snapshots
@@ -80,9 +80,9 @@ pub fn check_documents(call: &Call, json: &str) -> Result<String> {
         for c in &s.capabilities {
             for k in &c.knowledge {
                 match k {
-                    KnowledgeRef::Document(d) => docs.push((Some(&c.id), d)),
+                    KnowledgeRef::Document(d) => docs.push((Some(c.id()), d)),
                     KnowledgeRef::Collection(col) => {
-                        docs.extend(col.members.iter().map(|d| (Some(&*c.id), d)))
+                        docs.extend(col.members.iter().map(|d| (Some(c.id()), d)))
                     }
                 }
             }

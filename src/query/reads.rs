@@ -189,7 +189,7 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
                     .map(|(whole, content_type)| {
                         let id = node.map(|n| CapabilityId {
                             provider_id: snapshot.provider_id(),
-                            capability_id: &snapshot.capability(n).id,
+                            capability_id: snapshot.capability(n).id(),
                         });
                         if let Some(id) = &id {
                             batch.knowledge.push(json!({ "id": id, "knowledgeId": doc.knowledge_id, "contentId": whole.content_id }));
@@ -538,7 +538,7 @@ fn page_of(
     let s = target.snapshot;
     let qualified = target
         .node
-        .map(|n| format_qualified(s.provider_id(), &s.capability(n).id));
+        .map(|n| format_qualified(s.provider_id(), s.capability(n).id()));
     let src = source(target.doc);
     let filter = json!({ "providerId": s.provider_id(), "id": qualified, "knowledgeId": target.doc.knowledge_id, "source": src }).to_string();
     let binding = Binding {
@@ -599,7 +599,7 @@ fn page_of(
             "id".into(),
             json!(CapabilityId {
                 provider_id: s.provider_id(),
-                capability_id: &s.capability(n).id
+                capability_id: s.capability(n).id()
             }),
         );
     }

@@ -23,7 +23,7 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
         provider_id,
         capability_id,
     };
-    write_identity(out, id(&c.id));
+    write_identity(out, id(c.id()));
     write_texts(out, c);
     write_distinction(out, c);
     write_examples(out, c);
@@ -40,7 +40,7 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
             out,
             s.neighbours(node, kind)
                 .iter()
-                .map(|&t| id(&s.capability(t).id)),
+                .map(|&t| id(s.capability(t).id())),
         );
     }
     out.push_str(r#","knowledge":"#);
@@ -63,11 +63,11 @@ pub fn catalog_row(s: &ProviderSnapshot, node: u32) -> String {
 /// About the bytes of [`catalog_row`] (exact unless a text needs escapes), to size buffers.
 pub fn catalog_row_estimate(s: &ProviderSnapshot, node: u32) -> usize {
     let c = s.capability(node);
-    let texts = c.name.len()
-        + c.description.len()
-        + c.when_to_use.len()
-        + c.distinction.as_ref().map_or(0, |d| d.len() + 16);
-    let ids = 3 * s.provider_id().len() + 2 * c.id.len() + s.static_revision.len();
+    let texts = c.name().len()
+        + c.description().len()
+        + c.when_to_use().len()
+        + c.distinction().as_ref().map_or(0, |d| d.len() + 16);
+    let ids = 3 * s.provider_id().len() + 2 * c.id().len() + s.static_revision.len();
     texts + ids + 128
 }
 
@@ -80,7 +80,7 @@ pub fn write_catalog_row(out: &mut String, s: &ProviderSnapshot, node: u32) {
         out,
         CapabilityId {
             provider_id,
-            capability_id: &c.id,
+            capability_id: c.id(),
         },
     );
     // IDs and revisions need no escaping (ID pattern; `s:` and hex digits).
@@ -127,7 +127,7 @@ impl<'a> ViewEntry<'a> {
         ViewEntry {
             id: CapabilityId {
                 provider_id: s.provider_id(),
-                capability_id: &s.capability(node).id,
+                capability_id: s.capability(node).id(),
             },
             static_revision: &s.static_revision,
         }
@@ -190,24 +190,24 @@ fn write_text_member(out: &mut String, key: &str, text: &str, as_is: bool) {
 
 /// Appends a capability's `name`, `description` and `whenToUse` members.
 pub fn write_texts(out: &mut String, c: &Capability) {
-    write_text_member(out, "name", &c.name, c.plain.has(Plain::NAME));
+    write_text_member(out, "name", c.name(), c.plain.has(Plain::NAME));
     write_text_member(
         out,
         "description",
-        &c.description,
+        c.description(),
         c.plain.has(Plain::DESCRIPTION),
     );
     write_text_member(
         out,
         "whenToUse",
-        &c.when_to_use,
+        c.when_to_use(),
         c.plain.has(Plain::WHEN_TO_USE),
     );
 }
 
 /// Appends a capability's `distinction` member, when it has one.
 pub fn write_distinction(out: &mut String, c: &Capability) {
-    if let Some(d) = &c.distinction {
+    if let Some(d) = &c.distinction() {
         write_text_member(out, "distinction", d, c.plain.has(Plain::DISTINCTION));
     }
 }
@@ -257,15 +257,15 @@ mod tests {
         let expected = |i: u32| {
             let c = s.capability(i);
             let mut row = json!({
-                "id": { "providerId": "acme", "capabilityId": c.id },
-                "qualifiedId": format!("acme::{}", c.id),
+                "id": { "providerId": "acme", "capabilityId": c.id() },
+                "qualifiedId": format!("acme::{}", c.id()),
                 "providerId": "acme",
-                "name": c.name,
-                "description": c.description,
-                "whenToUse": c.when_to_use,
+                "name": c.name(),
+                "description": c.description(),
+                "whenToUse": c.when_to_use(),
                 "staticRevision": s.static_revision,
             });
-            if let Some(d) = &c.distinction {
+            if let Some(d) = &c.distinction() {
                 row["distinction"] = json!(d);
             }
             row.to_string()
@@ -331,8 +331,8 @@ mod tests {
             write_distinction(&mut out, c);
             write_examples(&mut out, c);
             let expected = json!({
-                "name": c.name, "description": c.description, "whenToUse": c.when_to_use,
-                "distinction": c.distinction, "examples": c.examples,
+                "name": c.name(), "description": c.description(), "whenToUse": c.when_to_use(),
+                "distinction": c.distinction(), "examples": c.examples,
             })
             .to_string();
             assert_eq!(format!("{{{}}}", &out[1..]), expected);

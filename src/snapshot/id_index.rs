@@ -23,8 +23,8 @@ impl IdIndex {
     pub fn new(capabilities: &[Capability]) -> IdIndex {
         let mut table = HashTable::with_capacity(capabilities.len());
         for (node, c) in capabilities.iter().enumerate() {
-            table.insert_unique(hash(&c.id), node as u32, |&n| {
-                hash(&capabilities[n as usize].id)
+            table.insert_unique(hash(c.id()), node as u32, |&n| {
+                hash(capabilities[n as usize].id())
             });
         }
         IdIndex { table }
@@ -32,7 +32,7 @@ impl IdIndex {
 
     pub fn find(&self, capabilities: &[Capability], id: &str) -> Option<u32> {
         self.table
-            .find(hash(id), |&n| &*capabilities[n as usize].id == id)
+            .find(hash(id), |&n| capabilities[n as usize].id() == id)
             .copied()
     }
 
@@ -55,7 +55,7 @@ mod tests {
         let definition = json!({ "providerId": "acme", "name": "Acme", "version": "1", "capabilities": capabilities });
         let s = ProviderSnapshot::of_inline(&definition);
         for node in 0..300u32 {
-            assert_eq!(s.find(&s.capability(node).id), Some(node));
+            assert_eq!(s.find(s.capability(node).id()), Some(node));
         }
         for absent in ["", "c1", "c1.", "c300.x", "C1.x", "c1.x ", "acme::c1.x"] {
             assert_eq!(s.find(absent), None, "{absent}");

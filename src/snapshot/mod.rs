@@ -118,16 +118,77 @@ impl Adjacency {
 /// One capability as served.
 #[derive(Debug)]
 pub struct Capability {
-    pub id: Box<str>,
-    pub name: Box<str>,
-    pub description: Box<str>,
-    pub when_to_use: Box<str>,
-    pub distinction: Option<Box<str>>,
+    /// ID, name, description, whenToUse and distinction (when there is one) end to end, cut at
+    /// `ends`: one allocation, so a capability's texts are read from one place (answers copy
+    /// them together) and cost one allocation's overhead instead of five.
+    texts: Box<str>,
+    ends: [u32; 4],
     pub examples: Box<[Box<str>]>,
     pub knowledge: Box<[KnowledgeRef]>,
     /// Which texts JSON prints as they are, decided once here, so answers copy them without
     /// scanning for characters to escape.
     pub plain: Plain,
+}
+
+impl Capability {
+    fn new(c: crate::definitions::model::CapabilityRecord) -> Capability {
+        let parts = [
+            c.capability_id.as_str(),
+            &c.name,
+            &c.description,
+            &c.when_to_use,
+            c.distinction.as_deref().unwrap_or_default(),
+        ];
+        let mut texts = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        let mut ends = [0u32; 4];
+        for (i, part) in parts.iter().enumerate() {
+            texts.push_str(part);
+            if i < 4 {
+                ends[i] = texts.len() as u32;
+            }
+        }
+        let mut capability = Capability {
+            texts: texts.into_boxed_str(),
+            ends,
+            examples: c.examples.into_iter().map(Into::into).collect(),
+            knowledge: c.knowledge.into(),
+            plain: Plain::default(),
+        };
+        capability.plain = Plain::of(&capability);
+        capability
+    }
+
+    fn text(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        let end = self.ends.get(i).map_or(self.texts.len(), |&e| e as usize);
+        &self.texts[start..end]
+    }
+
+    pub fn id(&self) -> &str {
+        self.text(0)
+    }
+
+    pub fn name(&self) -> &str {
+        self.text(1)
+    }
+
+    pub fn description(&self) -> &str {
+        self.text(2)
+    }
+
+    pub fn when_to_use(&self) -> &str {
+        self.text(3)
+    }
+
+    /// A distinction is never empty (validation), so an empty rest means none.
+    pub fn distinction(&self) -> Option<&str> {
+        Some(self.text(4)).filter(|d| !d.is_empty())
+    }
+
+    /// Heap bytes of the texts block.
+    pub fn texts_bytes(&self) -> usize {
+        self.texts.len()
+    }
 }
 
 /// A capability's texts that JSON prints as they are (see [`crate::json::prints_as_is`]): one
@@ -146,12 +207,10 @@ impl Plain {
         use crate::json::prints_as_is;
         let bit = |text: &str, bit: u8| if prints_as_is(text) { bit } else { 0 };
         Plain(
-            bit(&c.name, Plain::NAME)
-                | bit(&c.description, Plain::DESCRIPTION)
-                | bit(&c.when_to_use, Plain::WHEN_TO_USE)
-                | c.distinction
-                    .as_deref()
-                    .map_or(0, |d| bit(d, Plain::DISTINCTION))
+            bit(c.name(), Plain::NAME)
+                | bit(c.description(), Plain::DESCRIPTION)
+                | bit(c.when_to_use(), Plain::WHEN_TO_USE)
+                | c.distinction().map_or(0, |d| bit(d, Plain::DISTINCTION))
                 | if c.examples.iter().all(|e| prints_as_is(e)) {
                     Plain::EXAMPLES
                 } else {
@@ -266,24 +325,8 @@ impl ProviderSnapshot {
             Adjacency::inverse_of(&requires),
         ];
         let [children, specialized_by, related_by, required_by] = adjacency;
-        let capabilities: Vec<Capability> = v
-            .capabilities
-            .into_iter()
-            .map(|c| {
-                let mut c = Capability {
-                    id: c.capability_id.into(),
-                    name: c.name.into(),
-                    description: c.description.into(),
-                    when_to_use: c.when_to_use.into(),
-                    distinction: c.distinction.map(Into::into),
-                    examples: c.examples.into_iter().map(Into::into).collect(),
-                    knowledge: c.knowledge.into(),
-                    plain: Plain::default(),
-                };
-                c.plain = Plain::of(&c);
-                c
-            })
-            .collect();
+        let capabilities: Vec<Capability> =
+            v.capabilities.into_iter().map(Capability::new).collect();
         ProviderSnapshot {
             provider: v.provider,
             authority,

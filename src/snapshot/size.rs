@@ -45,14 +45,9 @@ fn knowledge(k: &KnowledgeRef) -> usize {
 }
 
 fn capability(c: &Capability) -> usize {
-    let boxed = |s: &str| s.len();
-    boxed(&c.id)
-        + boxed(&c.name)
-        + boxed(&c.description)
-        + boxed(&c.when_to_use)
-        + c.distinction.as_deref().map_or(0, boxed)
+    c.texts_bytes()
         + c.examples.len() * size_of::<Box<str>>()
-        + c.examples.iter().map(|e| boxed(e)).sum::<usize>()
+        + c.examples.iter().map(|e| e.len()).sum::<usize>()
         + c.knowledge.iter().map(knowledge).sum::<usize>()
 }
 

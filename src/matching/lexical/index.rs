@@ -71,12 +71,12 @@ impl Field {
 pub fn field_texts(s: &ProviderSnapshot, node: u32, field: Field) -> Vec<&str> {
     let c: &Capability = s.capability(node);
     match field {
-        Field::Name => vec![&c.name],
-        Field::Id => vec![&c.id],
-        Field::WhenToUse => vec![&c.when_to_use],
-        Field::Description => vec![&c.description],
+        Field::Name => vec![c.name()],
+        Field::Id => vec![c.id()],
+        Field::WhenToUse => vec![c.when_to_use()],
+        Field::Description => vec![c.description()],
         Field::Examples => c.examples.iter().map(|e| &**e).collect(),
-        Field::Distinction => c.distinction.as_deref().into_iter().collect(),
+        Field::Distinction => c.distinction().into_iter().collect(),
         Field::KnowledgeTitles => c
             .knowledge
             .iter()
@@ -88,7 +88,7 @@ pub fn field_texts(s: &ProviderSnapshot, node: u32, field: Field) -> Vec<&str> {
         Field::ParentNames => s
             .neighbours(node, Kind::Parents)
             .iter()
-            .map(|&p| s.capability(p).name.as_ref())
+            .map(|&p| s.capability(p).name())
             .collect(),
     }
 }

@@ -40,7 +40,7 @@ pub fn reason(
     terms: &[QueryTerm],
 ) -> String {
     if by_id {
-        let id = &s.capability(node).id;
+        let id = s.capability(node).id();
         let text = format!("the request names its ID \"{id}\"");
         if text.len() <= MAX_BYTES {
             return text;

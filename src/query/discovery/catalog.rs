@@ -40,7 +40,7 @@ fn provider_rows<'v>(
     from: u32,
 ) -> Box<dyn Iterator<Item = u32> + 'v> {
     let s = view.snapshot(p);
-    let matches = move |n: &u32| s.capability(*n).id.starts_with(prefix);
+    let matches = move |n: &u32| s.capability(*n).id().starts_with(prefix);
     match parent {
         Some(parent) => {
             let children = s.neighbours(parent, Kind::Children);
@@ -48,7 +48,7 @@ fn provider_rows<'v>(
             Box::new(children[start..].iter().copied().filter(matches))
         }
         None => {
-            let first = s.capabilities.partition_point(|c| &*c.id < prefix) as u32;
+            let first = s.capabilities.partition_point(|c| c.id() < prefix) as u32;
             let total = s.capabilities.len() as u32;
             Box::new((first.max(from)..total).take_while(move |n| matches(n)))
         }
@@ -134,7 +134,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
     let lengths = cursor::Lengths::new(&binding)?;
     let cursor_len = |(p, n): (usize, u32)| {
         let s = view.snapshot(p);
-        cursor_member_len(lengths.of(&format_qualified(s.provider_id(), &s.capability(n).id)))
+        cursor_member_len(lengths.of(&format_qualified(s.provider_id(), s.capability(n).id())))
     };
     let page_len = |items: usize, warnings: &Warnings, following: Option<(usize, u32)>| {
         let completeness = if warnings.count > 0 {
@@ -163,7 +163,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
         let row = catalog_row(s, n);
         if row.len() as u64 > budget.max_item_bytes {
             let w = oversized_row(
-                &format_qualified(s.provider_id(), &s.capability(n).id),
+                &format_qualified(s.provider_id(), s.capability(n).id()),
                 "catalog.maxItemBytes",
                 budget.max_item_bytes,
             );
@@ -191,7 +191,7 @@ pub fn list_catalog(call: &Call, json: &str) -> Result<String> {
             let s = view.snapshot(p);
             cursor::encode(
                 &binding,
-                &format_qualified(s.provider_id(), &s.capability(n).id),
+                &format_qualified(s.provider_id(), s.capability(n).id()),
             )
         })
         .transpose()?;

@@ -85,7 +85,7 @@ impl Detail<'_> {
         // The binding is only printed where a cursor is read or may be made.
         let paged = cursor.is_some() || c.knowledge.len() as u64 > limits.knowledge;
         let filter = if paged {
-            let id = format_qualified(s.provider_id(), &c.id);
+            let id = format_qualified(s.provider_id(), c.id());
             json!({ "id": id, "limit": limits.knowledge }).to_string()
         } else {
             String::new()
@@ -133,7 +133,7 @@ impl Detail<'_> {
             out,
             CapabilityId {
                 provider_id,
-                capability_id: &c.id,
+                capability_id: c.id(),
             },
         );
         write_texts(out, c);
@@ -163,11 +163,11 @@ impl Detail<'_> {
                     out,
                     CapabilityId {
                         provider_id,
-                        capability_id: &neighbour.id,
+                        capability_id: neighbour.id(),
                     },
                 );
                 out.push_str(r#","name":"#);
-                write_known(out, &neighbour.name, neighbour.plain.has(Plain::NAME));
+                write_known(out, neighbour.name(), neighbour.plain.has(Plain::NAME));
                 out.push('}');
             }
             let group = completeness(shown.len() < all.len());

@@ -97,7 +97,7 @@ fn page_len(skeletons: &[usize; 3], shapes: &[Shape], warnings: &Warnings) -> us
 fn cursor_position(s: &ProviderSnapshot, list: &[u32], after: &str) -> Option<usize> {
     list.binary_search_by(|&t| {
         crate::opcount::tick(crate::opcount::Op::NeighbourStep);
-        s.capability(t).id.as_ref().cmp(after)
+        s.capability(t).id().cmp(after)
     })
     .ok()
 }
@@ -211,7 +211,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         filter: "",
     })?;
     let cursor_len = |kind: Kind, pos: usize| {
-        cursor_member_len(lengths.of(&s.capability(s.neighbours(node, kind)[pos]).id))
+        cursor_member_len(lengths.of(s.capability(s.neighbours(node, kind)[pos]).id()))
     };
     let max = budget.max_bytes as usize;
     let mut groups: Vec<Group> = Kind::ALL
@@ -266,7 +266,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
             if row.len as u64 > budget.max_item_bytes {
                 group.rows.take_back(row);
                 let mut w = oversized_row(
-                    &format_qualified(provider, &s.capability(target).id),
+                    &format_qualified(provider, s.capability(target).id()),
                     "neighbors.maxItemBytes",
                     budget.max_item_bytes,
                 );
@@ -312,7 +312,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
             .map(|pos| {
                 cursor::encode(
                     &binding(kind),
-                    &s.capability(s.neighbours(node, kind)[pos]).id,
+                    s.capability(s.neighbours(node, kind)[pos]).id(),
                 )
             })
             .transpose()?;

@@ -41,7 +41,7 @@ pub fn resolution(
 
     let qualified = |(p, n): Node| {
         let s = view.snapshot(p);
-        format_qualified(s.provider_id(), &s.capability(n).id)
+        format_qualified(s.provider_id(), s.capability(n).id())
     };
     let names: Vec<String> = closure.nodes.iter().map(|&n| qualified(n)).collect();
     // Qualified IDs match the ID pattern on both sides of `::`: written as they are.

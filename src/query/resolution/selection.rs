@@ -20,7 +20,7 @@ fn id_of(view: &View, (p, n): Node) -> CapabilityId<'_> {
     let s = view.snapshot(p);
     CapabilityId {
         provider_id: s.provider_id(),
-        capability_id: &s.capability(n).id,
+        capability_id: s.capability(n).id(),
     }
 }
 

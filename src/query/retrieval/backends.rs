@@ -178,9 +178,9 @@ impl HostCall for Retrieval {
                 Candidate {
                     id: CapabilityId {
                         provider_id: s.provider_id(),
-                        capability_id: &s.capability(n).id,
+                        capability_id: s.capability(n).id(),
                     },
-                    qualified_id: format_qualified(s.provider_id(), &s.capability(n).id),
+                    qualified_id: format_qualified(s.provider_id(), s.capability(n).id()),
                     score,
                     rank,
                 }
@@ -289,7 +289,7 @@ pub fn runtime_start(call: &Call, json: &str) -> Result<Started> {
     let target_id = target.map(|(p, n)| {
         (
             view.snapshot(p).provider_id().to_owned(),
-            view.snapshot(p).capability(n).id.clone(),
+            view.snapshot(p).capability(n).id().to_owned(),
         )
     });
     let filter = json!({

@@ -544,7 +544,7 @@ impl HostCall for KnowledgeSearch {
                 Hit {
                     id: CapabilityId {
                         provider_id: s.provider_id(),
-                        capability_id: &s.capability(held.node).id,
+                        capability_id: s.capability(held.node).id(),
                     },
                     knowledge_id: &d.knowledge_id,
                     content_id: access.observed[t]

@@ -185,7 +185,7 @@ fn plan<'v>(
     for &(p, n) in &nodes {
         let s = view.snapshot(p);
         let capability = s.capability(n);
-        let qualified = format_qualified(s.provider_id(), &capability.id);
+        let qualified = format_qualified(s.provider_id(), capability.id());
         if capability.knowledge.is_empty() {
             warnings.push(
                 GraphError::new(Code::KnowledgeNotAssociated)
@@ -228,7 +228,7 @@ fn plan<'v>(
                     .or_insert_with(|| Target {
                         canonical_url: d.canonical_url.as_deref(),
                         id: TargetId {
-                            capability_id: &capability.id,
+                            capability_id: capability.id(),
                             provider_id: s.provider_id(),
                         },
                         knowledge_id: &d.knowledge_id,
