@@ -24,7 +24,7 @@ pub fn resolve_endpoints<'r>(
     let index: std::collections::HashMap<&str, usize> = records
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.capability_id.as_str(), i))
+        .map(|(i, r)| (r.texts.capability_id(), i))
         .collect();
     let find = |id: &str| index.get(id).copied();
     let mut problems = Vec::new();
@@ -43,7 +43,7 @@ pub fn resolve_endpoints<'r>(
                         let (file, prefix) = source_of(i);
                         let origin = Origin {
                             file,
-                            ..o.with_capability(&r.capability_id)
+                            ..o.with_capability(r.texts.capability_id())
                         };
                         let field = super::fields::join(prefix, relation.as_str());
                         problems.push(
@@ -75,7 +75,7 @@ pub fn check_cycles(
             let ids: Vec<&str> = cycle
                 .iter()
                 .take(MAX_CYCLE_IDS_IN_DETAILS)
-                .map(|&n| records[n].capability_id.as_str())
+                .map(|&n| records[n].texts.capability_id())
                 .take_while(|id| {
                     bytes += id.len() + 3; // quotes and comma
                     bytes <= MAX_CYCLE_BYTES_IN_DETAILS

@@ -195,7 +195,7 @@ impl Rules<'_, '_> {
                 Some(ids) => ids.to_vec(),
                 None => records
                     .iter()
-                    .map(|r| r.as_ref().map(|r| r.capability_id.as_str()))
+                    .map(|r| r.as_ref().map(|r| r.texts.capability_id()))
                     .collect(),
             };
             let mut order: Vec<usize> = (0..ids.len()).filter(|&i| ids[i].is_some()).collect();
@@ -275,7 +275,7 @@ impl Rules<'_, '_> {
             .and_then(|d| d.get("cycle")?.get(0)?.as_str().map(str::to_owned));
         let at = first.as_deref().and_then(|id| {
             capabilities
-                .binary_search_by(|c| c.capability_id.as_str().cmp(id))
+                .binary_search_by(|c| c.texts.capability_id().cmp(id))
                 .ok()
         });
         let Some(i) = at else { return cycle };
@@ -284,7 +284,7 @@ impl Rules<'_, '_> {
             .and_then(|d| d.get("relation")?.as_str().map(str::to_owned));
         let field = fields::join(sources[i].1, relation.as_deref().unwrap_or_default());
         let mut e = cycle
-            .detail("capabilityId", capabilities[i].capability_id.as_str())
+            .detail("capabilityId", capabilities[i].texts.capability_id())
             .detail("field", field);
         if let Some(file) = sources[i].0 {
             e = e.detail("file", file);

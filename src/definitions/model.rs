@@ -39,15 +39,80 @@ pub struct AppliesTo {
 /// A validated capability definition; relation endpoints are local IDs, sorted and unique.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CapabilityRecord {
-    pub capability_id: String,
-    pub name: String,
-    pub description: String,
-    pub when_to_use: String,
-    pub distinction: Option<String>,
+    /// `capabilityId`, `name`, `description`, `whenToUse`, `distinction`.
+    pub texts: Texts,
     pub examples: Vec<String>,
     pub relations: Relations,
     /// Sorted by `knowledgeId`.
     pub knowledge: Vec<KnowledgeRef>,
+}
+
+/// A capability's ID, name, description, whenToUse and distinction (when there is one) end to
+/// end in one allocation, made when its record is validated and kept by the snapshot as it is:
+/// a string per text would be freed at build and leave holes between the snapshot's own strings
+/// (see [`Relations`]), and answers read a capability's texts from one place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texts {
+    text: Box<str>,
+    /// Where the ID, name, description and whenToUse end; the distinction is the rest.
+    ends: [u32; 4],
+}
+
+impl Texts {
+    pub fn new(
+        capability_id: &str,
+        name: &str,
+        description: &str,
+        when_to_use: &str,
+        distinction: Option<&str>,
+    ) -> Texts {
+        let parts = [capability_id, name, description, when_to_use];
+        let rest = distinction.unwrap_or_default();
+        let mut text =
+            String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + rest.len());
+        let mut ends = [0u32; 4];
+        for (end, part) in ends.iter_mut().zip(parts) {
+            text.push_str(part);
+            *end = text.len() as u32;
+        }
+        text.push_str(rest);
+        Texts {
+            text: text.into_boxed_str(),
+            ends,
+        }
+    }
+
+    fn part(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        let end = self.ends.get(i).map_or(self.text.len(), |&e| e as usize);
+        &self.text[start..end]
+    }
+
+    pub fn capability_id(&self) -> &str {
+        self.part(0)
+    }
+
+    pub fn name(&self) -> &str {
+        self.part(1)
+    }
+
+    pub fn description(&self) -> &str {
+        self.part(2)
+    }
+
+    pub fn when_to_use(&self) -> &str {
+        self.part(3)
+    }
+
+    /// A distinction is never empty (validation), so an empty rest means none.
+    pub fn distinction(&self) -> Option<&str> {
+        Some(self.part(4)).filter(|d| !d.is_empty())
+    }
+
+    /// Heap bytes.
+    pub fn bytes(&self) -> usize {
+        self.text.len()
+    }
 }
 
 /// The four declared relation lists of a record, in one allocation. A record lives from its

@@ -7,7 +7,7 @@ use super::fields::{
 };
 use super::knowledge::{document, knowledge_list, KnowledgeIds, Roots};
 use super::model::{
-    AppliesTo, CapabilityRecord, ProviderRecord, Relation, Relations, Specification,
+    AppliesTo, CapabilityRecord, ProviderRecord, Relation, Relations, Specification, Texts,
 };
 use crate::error::{Code, GraphError};
 use crate::ids::is_id;
@@ -213,11 +213,13 @@ pub fn capability_problems(
         return None;
     }
     Some(CapabilityRecord {
-        capability_id: capability_id?,
-        name: name?,
-        description: description?,
-        when_to_use: when_to_use?,
-        distinction,
+        texts: Texts::new(
+            &capability_id?,
+            &name?,
+            &description?,
+            &when_to_use?,
+            distinction.as_deref(),
+        ),
         examples,
         relations: Relations::new(&relations),
         knowledge,
@@ -279,7 +281,7 @@ pub fn check_knowledge_ids<'r>(
         let (file, prefix) = source_of(i);
         let o = Origin {
             file,
-            ..o.with_capability(&c.capability_id)
+            ..o.with_capability(c.texts.capability_id())
         };
         let field = join(prefix, "knowledge");
         for r in &c.knowledge {

@@ -5,7 +5,7 @@ mod id_index;
 pub mod revision;
 pub mod size;
 
-use crate::definitions::model::{KnowledgeRef, ProviderRecord};
+use crate::definitions::model::{KnowledgeRef, ProviderRecord, Texts};
 use crate::definitions::ValidatedProvider;
 use crate::fsx::beneath::RootDir;
 use std::path::Path;
@@ -118,11 +118,8 @@ impl Adjacency {
 /// One capability as served.
 #[derive(Debug)]
 pub struct Capability {
-    /// ID, name, description, whenToUse and distinction (when there is one) end to end, cut at
-    /// `ends`: one allocation, so a capability's texts are read from one place (answers copy
-    /// them together) and cost one allocation's overhead instead of five.
-    texts: Box<str>,
-    ends: [u32; 4],
+    /// ID, name, description, whenToUse and distinction, in one allocation (see [`Texts`]).
+    texts: Texts,
     pub examples: Box<[Box<str>]>,
     pub knowledge: Box<[KnowledgeRef]>,
     /// Which texts JSON prints as they are, decided once here, so answers copy them without
@@ -132,24 +129,8 @@ pub struct Capability {
 
 impl Capability {
     fn new(c: crate::definitions::model::CapabilityRecord) -> Capability {
-        let parts = [
-            c.capability_id.as_str(),
-            &c.name,
-            &c.description,
-            &c.when_to_use,
-            c.distinction.as_deref().unwrap_or_default(),
-        ];
-        let mut texts = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-        let mut ends = [0u32; 4];
-        for (i, part) in parts.iter().enumerate() {
-            texts.push_str(part);
-            if i < 4 {
-                ends[i] = texts.len() as u32;
-            }
-        }
         let mut capability = Capability {
-            texts: texts.into_boxed_str(),
-            ends,
+            texts: c.texts,
             examples: c.examples.into_iter().map(Into::into).collect(),
             knowledge: c.knowledge.into(),
             plain: Plain::default(),
@@ -158,36 +139,29 @@ impl Capability {
         capability
     }
 
-    fn text(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        let end = self.ends.get(i).map_or(self.texts.len(), |&e| e as usize);
-        &self.texts[start..end]
-    }
-
     pub fn id(&self) -> &str {
-        self.text(0)
+        self.texts.capability_id()
     }
 
     pub fn name(&self) -> &str {
-        self.text(1)
+        self.texts.name()
     }
 
     pub fn description(&self) -> &str {
-        self.text(2)
+        self.texts.description()
     }
 
     pub fn when_to_use(&self) -> &str {
-        self.text(3)
+        self.texts.when_to_use()
     }
 
-    /// A distinction is never empty (validation), so an empty rest means none.
     pub fn distinction(&self) -> Option<&str> {
-        Some(self.text(4)).filter(|d| !d.is_empty())
+        self.texts.distinction()
     }
 
-    /// Heap bytes of the texts block.
+    /// Heap bytes of the texts.
     pub fn texts_bytes(&self) -> usize {
-        self.texts.len()
+        self.texts.bytes()
     }
 }
 

@@ -43,17 +43,17 @@ impl Serialize for Endpoints<'_> {
 impl<'a> From<&'a CapabilityRecord> for HashedCapability<'a> {
     fn from(c: &'a CapabilityRecord) -> Self {
         HashedCapability {
-            capability_id: &c.capability_id,
-            description: &c.description,
-            distinction: c.distinction.as_deref(),
+            capability_id: c.texts.capability_id(),
+            description: c.texts.description(),
+            distinction: c.texts.distinction(),
             examples: &c.examples,
             knowledge: &c.knowledge,
-            name: &c.name,
+            name: c.texts.name(),
             parents: Endpoints(&c.relations, Relation::Parents),
             related: Endpoints(&c.relations, Relation::Related),
             requires: Endpoints(&c.relations, Relation::Requires),
             specializes: Endpoints(&c.relations, Relation::Specializes),
-            when_to_use: &c.when_to_use,
+            when_to_use: c.texts.when_to_use(),
         }
     }
 }
@@ -111,6 +111,7 @@ pub fn content_id_of(hash: blake3::Hash) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definitions::model::Texts;
 
     fn provider() -> ProviderRecord {
         ProviderRecord {
@@ -132,11 +133,7 @@ mod tests {
     #[test]
     fn capability_text_lists_all_fields_in_code_unit_order() {
         let c = CapabilityRecord {
-            capability_id: "route".into(),
-            name: "Routing".into(),
-            description: "D".into(),
-            when_to_use: "W".into(),
-            distinction: None,
+            texts: Texts::new("route", "Routing", "D", "W", None),
             examples: vec![],
             relations: Default::default(),
             knowledge: vec![],

@@ -67,18 +67,14 @@ pub fn snapshot_bytes(s: &ProviderSnapshot) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::definitions::model::{CapabilityRecord, ProviderRecord};
+    use crate::definitions::model::{CapabilityRecord, ProviderRecord, Texts};
     use crate::definitions::ValidatedProvider;
     use crate::snapshot::{AuthorityKind, DocumentRoots};
 
     fn provider(n: usize, description: &str) -> ProviderSnapshot {
         let capabilities = (0..n)
             .map(|i| CapabilityRecord {
-                capability_id: format!("c{i:05}"),
-                name: "Name".into(),
-                description: description.into(),
-                when_to_use: "When.".into(),
-                distinction: None,
+                texts: Texts::new(&format!("c{i:05}"), "Name", description, "When.", None),
                 examples: vec!["An example.".into()],
                 relations: Default::default(),
                 knowledge: Vec::new(),

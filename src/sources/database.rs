@@ -192,7 +192,7 @@ impl DatabaseRead {
             }
         }
         for (i, c) in v.capabilities.iter().enumerate() {
-            let kinds = streams.get(&c.capability_id);
+            let kinds = streams.get(c.texts.capability_id());
             for kind in Kind::ALL {
                 // Streams read empty are left out (`ReadCollector`); anything else present must
                 // be the list.
@@ -202,7 +202,7 @@ impl DatabaseRead {
                 };
                 let mismatch = || {
                     contract(&format!("{}_stream_mismatch", kind.as_str()))
-                        .detail("capabilityId", c.capability_id.as_str())
+                        .detail("capabilityId", c.texts.capability_id())
                 };
                 let listed = listed.map(|l| {
                     l.iter()
@@ -214,14 +214,14 @@ impl DatabaseRead {
                 };
                 let Some(listed) = listed else {
                     return Err(contract("neighbor_identity_invalid")
-                        .detail("capabilityId", c.capability_id.as_str()));
+                        .detail("capabilityId", c.texts.capability_id()));
                 };
                 let want = &expected[i][kind as usize];
                 let same = listed.len() == want.len()
                     && listed
                         .iter()
                         .zip(want)
-                        .all(|(&got, &w)| got == v.capabilities[w as usize].capability_id);
+                        .all(|(&got, &w)| got == v.capabilities[w as usize].texts.capability_id());
                 if !same {
                     return Err(mismatch());
                 }
