@@ -82,7 +82,7 @@ pub fn close_over_requires(
     };
     // Nodes are small integers: a fast fixed-seed hash, not SipHash's.
     let mut position: HashMap<Node, usize, foldhash::fast::FixedState> =
-        HashMap::with_capacity_and_hasher(roots.len() * 4, Default::default());
+        HashMap::with_capacity_and_hasher(64.max(roots.len() * 4), Default::default());
     position.extend(roots.iter().enumerate().map(|(i, n)| (*n, i)));
     let mut queue: VecDeque<usize> = (0..roots.len()).collect();
     let stop = |c: &mut Closure, budget: &'static str, limit: usize| -> Result<()> {

@@ -49,10 +49,15 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     // Nodes sort as their qualified IDs: a view's providers are in ID order and a snapshot
     // holds its capabilities sorted by ID, so (provider position, node) orders them alike.
     let mut order: Vec<usize> = (0..closure.nodes.len()).collect();
-    order.sort_by_key(|&i| closure.nodes[i]);
+    order.sort_unstable_by_key(|&i| closure.nodes[i]);
+    // Each node's place in that order: the other lists sort by these small numbers.
+    let mut rank = vec![0u32; order.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r as u32;
+    }
     let id = |i: usize| id_of(&view, closure.nodes[i]);
     let mut edges = closure.edges.clone();
-    edges.sort_by_key(|&(f, t)| (closure.nodes[f], closure.nodes[t]));
+    edges.sort_unstable_by_key(|&(f, t)| (rank[f], rank[t]));
     // The answer is IDs through and through: written directly (see `write_id`).
     let mut out = String::with_capacity(1024 + 200 * (closure.nodes.len() * 4 + edges.len() * 2));
     out.push_str(r#"{"requested":"#);
@@ -86,7 +91,7 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
         }
         by.clear();
         by.extend_from_slice(closure.required_by(i));
-        by.sort_by_key(|&j| closure.nodes[j]);
+        by.sort_unstable_by_key(|&j| rank[j]);
         out.push_str(r#"{"id":"#);
         write_id(&mut out, id(i));
         out.push_str(r#","reason":{"requested":"#);
