@@ -297,10 +297,7 @@ impl Session {
                 let s = self.view.snapshot(sel.node.0);
                 let c = s.capability(sel.node.1);
                 MatchView {
-                    id: CapabilityId {
-                        provider_id: s.provider_id(),
-                        capability_id: c.id(),
-                    },
+                    id: CapabilityId::of(s, sel.node.1),
                     qualified_id: format_qualified(s.provider_id(), c.id()),
                     reason: sel.reason.as_deref(),
                     confidence: sel.confidence,

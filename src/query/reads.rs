@@ -187,10 +187,7 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
                 whole_body(host, snapshot, doc, max_bytes)
                     .and_then(|body| body.ok_or_else(|| GraphError::new(Code::Internal)))
                     .map(|(whole, content_type)| {
-                        let id = node.map(|n| CapabilityId {
-                            provider_id: snapshot.provider_id(),
-                            capability_id: snapshot.capability(n).id(),
-                        });
+                        let id = node.map(|n| CapabilityId::of(snapshot, n));
                         if let Some(id) = &id {
                             batch.knowledge.push(json!({ "id": id, "knowledgeId": doc.knowledge_id, "contentId": whole.content_id }));
                         }
@@ -595,13 +592,7 @@ fn page_of(
     );
     let mut out = serde_json::Map::new();
     if let Some(n) = target.node {
-        out.insert(
-            "id".into(),
-            json!(CapabilityId {
-                provider_id: s.provider_id(),
-                capability_id: s.capability(n).id()
-            }),
-        );
+        out.insert("id".into(), json!(CapabilityId::of(s, n)));
     }
     out.insert("providerId".into(), s.provider_id().into());
     out.insert("knowledgeId".into(), target.doc.knowledge_id.clone().into());

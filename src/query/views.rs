@@ -12,18 +12,23 @@ pub struct CapabilityId<'a> {
     pub capability_id: &'a str,
 }
 
+impl<'a> CapabilityId<'a> {
+    /// The ID of capability `node` of snapshot `s`.
+    pub fn of(s: &'a ProviderSnapshot, node: u32) -> CapabilityId<'a> {
+        CapabilityId {
+            provider_id: s.provider_id(),
+            capability_id: s.capability(node).id(),
+        }
+    }
+}
+
 /// The members of the full static record of one capability (`StaticCapability`), without
 /// braces: `id`, `qualifiedId`, `name`, `description`, `whenToUse`, `distinction` when there is
 /// one, `examples`, the four declared relations, `knowledge`, `staticRevision`. Written
 /// directly, like catalog rows; knowledge references go through their serialiser.
 pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
     let c = s.capability(node);
-    let provider_id = s.provider_id();
-    let id = |capability_id| CapabilityId {
-        provider_id,
-        capability_id,
-    };
-    write_identity(out, id(c.id()));
+    write_identity(out, CapabilityId::of(s, node));
     write_texts(out, c);
     write_distinction(out, c);
     write_examples(out, c);
@@ -40,7 +45,7 @@ pub fn write_static_members(out: &mut String, s: &ProviderSnapshot, node: u32) {
             out,
             s.neighbours(node, kind)
                 .iter()
-                .map(|&t| id(s.capability(t).id())),
+                .map(|&t| CapabilityId::of(s, t)),
         );
     }
     out.push_str(r#","knowledge":"#);
@@ -76,13 +81,7 @@ pub fn write_catalog_row(out: &mut String, s: &ProviderSnapshot, node: u32) {
     let c = s.capability(node);
     let provider_id = s.provider_id();
     out.push('{');
-    write_identity(
-        out,
-        CapabilityId {
-            provider_id,
-            capability_id: c.id(),
-        },
-    );
+    write_identity(out, CapabilityId::of(s, node));
     // IDs and revisions need no escaping (ID pattern; `s:` and hex digits).
     out.push_str(r#","providerId":""#);
     out.push_str(provider_id);
@@ -125,10 +124,7 @@ pub struct ViewEntry<'a> {
 impl<'a> ViewEntry<'a> {
     pub fn new(s: &'a ProviderSnapshot, node: u32) -> ViewEntry<'a> {
         ViewEntry {
-            id: CapabilityId {
-                provider_id: s.provider_id(),
-                capability_id: s.capability(node).id(),
-            },
+            id: CapabilityId::of(s, node),
             static_revision: &s.static_revision,
         }
     }

@@ -126,16 +126,9 @@ impl Detail<'_> {
     /// its lists was cut.
     fn write(&self, out: &mut String) -> bool {
         let s = self.snapshot;
-        let provider_id = s.provider_id();
         let c = s.capability(self.node);
         out.push('{');
-        write_identity(
-            out,
-            CapabilityId {
-                provider_id,
-                capability_id: c.id(),
-            },
-        );
+        write_identity(out, CapabilityId::of(s, self.node));
         write_texts(out, c);
         write_distinction(out, c);
         out.push_str(r#","staticRevision":""#);
@@ -159,13 +152,7 @@ impl Detail<'_> {
                 }
                 let neighbour = s.capability(t);
                 out.push_str(r#"{"id":"#);
-                write_id(
-                    out,
-                    CapabilityId {
-                        provider_id,
-                        capability_id: neighbour.id(),
-                    },
-                );
+                write_id(out, CapabilityId::of(s, t));
                 out.push_str(r#","name":"#);
                 write_known(out, neighbour.name(), neighbour.plain.has(Plain::NAME));
                 out.push('}');

@@ -17,11 +17,7 @@ const KEYS: [&str; 4] = [
 ];
 
 fn id_of(view: &View, (p, n): Node) -> CapabilityId<'_> {
-    let s = view.snapshot(p);
-    CapabilityId {
-        provider_id: s.provider_id(),
-        capability_id: s.capability(n).id(),
-    }
+    CapabilityId::of(view.snapshot(p), n)
 }
 
 pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {

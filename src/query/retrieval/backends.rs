@@ -176,10 +176,7 @@ impl HostCall for Retrieval {
             .map(|&((p, n), score, rank)| {
                 let s = self.view.snapshot(p);
                 Candidate {
-                    id: CapabilityId {
-                        provider_id: s.provider_id(),
-                        capability_id: s.capability(n).id(),
-                    },
+                    id: CapabilityId::of(s, n),
                     qualified_id: format_qualified(s.provider_id(), s.capability(n).id()),
                     score,
                     rank,

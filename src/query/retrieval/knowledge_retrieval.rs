@@ -542,10 +542,7 @@ impl HostCall for KnowledgeSearch {
                 let s = self.view.snapshot(held.position);
                 let d = &held.doc;
                 Hit {
-                    id: CapabilityId {
-                        provider_id: s.provider_id(),
-                        capability_id: s.capability(held.node).id(),
-                    },
+                    id: CapabilityId::of(s, held.node),
                     knowledge_id: &d.knowledge_id,
                     content_id: access.observed[t]
                         .as_ref()
