@@ -141,6 +141,21 @@ impl ViewEntry<'_> {
     }
 }
 
+/// Appends the meta member `,"budgets":{…}`: the budgets a verb applied, by name.
+pub fn write_budgets_member(out: &mut String, budgets: &[(&str, u64)]) {
+    out.push_str(r#","budgets":{"#);
+    for (i, (name, limit)) in budgets.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+        out.push_str(&limit.to_string());
+    }
+    out.push('}');
+}
+
 /// Appends the meta member `,"view":{"capabilities":[…]}`: what a result was read from.
 pub fn write_view_member<'a>(out: &mut String, entries: impl IntoIterator<Item = ViewEntry<'a>>) {
     out.push_str(r#","view":{"capabilities":["#);
@@ -333,5 +348,13 @@ mod tests {
             .to_string();
             assert_eq!(format!("{{{}}}", &out[1..]), expected);
         }
+    }
+
+    #[test]
+    fn budgets_members_are_written_as_their_serialiser_writes_them() {
+        let mut out = String::new();
+        write_budgets_member(&mut out, &[("a.maxBytes", 24_576), ("a.maxItems", 0)]);
+        let expected = json!({ "a.maxBytes": 24_576, "a.maxItems": 0 });
+        assert_eq!(out, format!(r#","budgets":{expected}"#));
     }
 }

@@ -7,8 +7,8 @@ use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
 use crate::query::args::{clamped_integer, invalid, pair, too_large, Args};
 use crate::query::views::{
-    to_json, write_distinction, write_examples, write_id, write_identity, write_known, write_str,
-    write_texts, write_view_member, CapabilityId, ViewEntry,
+    to_json, write_budgets_member, write_distinction, write_examples, write_id, write_identity,
+    write_known, write_str, write_texts, write_view_member, CapabilityId, ViewEntry,
 };
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};
@@ -275,11 +275,13 @@ pub fn get_capabilities(call: &Call, json: &str) -> Result<String> {
         completeness(truncated)
     };
     meta.write(&mut out, |out| {
-        out.push_str(r#","budgets":{"detail.maxItemBytes":"#);
-        out.push_str(&budget.max_item_bytes.to_string());
-        out.push_str(r#","detail.maxBytes":"#);
-        out.push_str(&budget.max_bytes.to_string());
-        out.push('}');
+        write_budgets_member(
+            out,
+            &[
+                ("detail.maxItemBytes", budget.max_item_bytes),
+                ("detail.maxBytes", budget.max_bytes),
+            ],
+        );
         write_view_member(out, viewed);
     });
     out.push('}');

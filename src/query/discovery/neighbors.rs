@@ -9,7 +9,8 @@ use crate::query::page::{
     cursor_member_len, no_progress, oversized_row, within_budget, Rows, Warnings,
 };
 use crate::query::views::{
-    catalog_row_estimate, write_catalog_row, write_id, write_view_member, CapabilityId, ViewEntry,
+    catalog_row_estimate, write_budgets_member, write_catalog_row, write_id, write_view_member,
+    CapabilityId, ViewEntry,
 };
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};
@@ -169,13 +170,15 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
                 out.push_str(k.as_str());
                 out.push('"');
             }
-            out.push_str(r#"]},"budgets":{"neighbors.maxPageSize":"#);
-            out.push_str(&budget.max_page_size.to_string());
-            out.push_str(r#","neighbors.maxBytes":"#);
-            out.push_str(&budget.max_bytes.to_string());
-            out.push_str(r#","neighbors.maxItemBytes":"#);
-            out.push_str(&budget.max_item_bytes.to_string());
-            out.push('}');
+            out.push_str("]}");
+            write_budgets_member(
+                out,
+                &[
+                    ("neighbors.maxPageSize", budget.max_page_size),
+                    ("neighbors.maxBytes", budget.max_bytes),
+                    ("neighbors.maxItemBytes", budget.max_item_bytes),
+                ],
+            );
             write_view_member(out, [ViewEntry::new(s, node)]);
         })
     };

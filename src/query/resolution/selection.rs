@@ -4,7 +4,9 @@
 use super::closure::{close_over_requires, Limits, Mode, Node};
 use crate::error::Result;
 use crate::query::args::{target_list, Args};
-use crate::query::views::{write_id, write_ids, write_view_member, CapabilityId, ViewEntry};
+use crate::query::views::{
+    write_budgets_member, write_id, write_ids, write_view_member, CapabilityId, ViewEntry,
+};
 use crate::query::Call;
 use crate::scope::{Meta, View};
 use std::collections::BTreeSet;
@@ -102,13 +104,14 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
     }
     out.push_str(r#"],"meta":"#);
     Meta::of(&view, true).write(&mut out, |out| {
-        out.push_str(r#","budgets":{"selection.maxSelected":"#);
-        out.push_str(&budget.max_selected.to_string());
-        out.push_str(r#","selection.maxNodes":"#);
-        out.push_str(&budget.max_nodes.to_string());
-        out.push_str(r#","selection.maxEdges":"#);
-        out.push_str(&budget.max_edges.to_string());
-        out.push('}');
+        write_budgets_member(
+            out,
+            &[
+                ("selection.maxSelected", budget.max_selected),
+                ("selection.maxNodes", budget.max_nodes),
+                ("selection.maxEdges", budget.max_edges),
+            ],
+        );
         write_view_member(
             out,
             order
