@@ -44,8 +44,23 @@ pub struct Closure {
 
 impl Closure {
     /// The positions of the nodes whose `requires` reached node `i`, in edge order.
-    pub fn required_by(&self, i: usize) -> &[usize] {
+    fn required_by(&self, i: usize) -> &[usize] {
         &self.required_by[self.required_by_at[i]..self.required_by_at[i + 1]]
+    }
+
+    /// Appends node `i`'s member `"reason":{"requested":…,"requiredBy":…}`; `required_by`
+    /// prints the list of the nodes that required it (given in edge order).
+    pub fn write_reason(
+        &self,
+        out: &mut String,
+        i: usize,
+        required_by: impl FnOnce(&mut String, &[usize]),
+    ) {
+        out.push_str(r#""reason":{"requested":"#);
+        out.push_str(if i < self.requested { "true" } else { "false" });
+        out.push_str(r#","requiredBy":"#);
+        required_by(out, self.required_by(i));
+        out.push('}');
     }
 
     /// Groups the edges' sources by target: one counting pass instead of a list per node.

@@ -65,17 +65,13 @@ pub fn resolution(
         }
         out.push('{');
         write_static_members(&mut out, view.snapshot(p), n);
-        out.push_str(r#","reason":{"requested":"#);
-        out.push_str(if i < closure.requested {
-            "true"
-        } else {
-            "false"
+        out.push(',');
+        closure.write_reason(&mut out, i, |out, by| {
+            let mut by = by.to_vec();
+            by.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]));
+            write_names(out, &mut by.into_iter());
         });
-        out.push_str(r#","requiredBy":"#);
-        let mut required_by = closure.required_by(i).to_vec();
-        required_by.sort_unstable_by(|&a, &b| names[a].cmp(&names[b]));
-        write_names(&mut out, &mut required_by.into_iter());
-        out.push_str("}}");
+        out.push('}');
     }
     out.push_str(r#"],"requested":"#);
     write_names(&mut out, &mut (0..closure.requested));

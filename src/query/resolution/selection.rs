@@ -87,20 +87,16 @@ pub fn resolve_selection(call: &Call, json: &str) -> Result<String> {
         if n > 0 {
             out.push(',');
         }
-        by.clear();
-        by.extend_from_slice(closure.required_by(i));
-        by.sort_unstable_by_key(|&j| rank[j]);
         out.push_str(r#"{"id":"#);
         write_id(&mut out, id(i));
-        out.push_str(r#","reason":{"requested":"#);
-        out.push_str(if i < closure.requested {
-            "true"
-        } else {
-            "false"
+        out.push(',');
+        closure.write_reason(&mut out, i, |out, required_by| {
+            by.clear();
+            by.extend_from_slice(required_by);
+            by.sort_unstable_by_key(|&j| rank[j]);
+            write_ids(out, by.iter().map(|&j| id(j)));
         });
-        out.push_str(r#","requiredBy":"#);
-        write_ids(&mut out, by.iter().map(|&j| id(j)));
-        out.push_str("}}");
+        out.push('}');
     }
     out.push_str(r#"],"meta":"#);
     Meta::of(&view, true).write(&mut out, |out| {
