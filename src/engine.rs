@@ -42,8 +42,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// `open`: parses the wire config (phase `config`), then loads every provider in config
-    /// order (phase `load`); any failure rejects the whole open.
+    /// `open`: parses the wire config (phase `config`), then loads every provider (phase
+    /// `load`; several side by side, taken in config order); any failure rejects the whole
+    /// open, the first in config order.
     pub fn open(config_json: &str, databases: Option<&str>) -> Result<Engine> {
         let mut config = parse_config(config_json)?;
         let mut databases = database_reads(databases);
@@ -51,10 +52,7 @@ impl Engine {
             .providers
             .iter()
             .map(|source| {
-                let read = source
-                    .provider_id
-                    .as_ref()
-                    .and_then(|p| databases.remove(p));
+                let read = take_read(&mut databases, source);
                 (source, None, read)
             })
             .collect();
@@ -292,10 +290,7 @@ impl Engine {
                 .iter()
                 .filter(|(source, definition)| !inline_unchanged(source, definition.as_ref()))
                 .map(|(source, definition)| {
-                    let read = source
-                        .provider_id
-                        .as_ref()
-                        .and_then(|p| databases.remove(p));
+                    let read = take_read(&mut databases, source);
                     (*source, definition.as_ref(), read)
                 })
                 .collect();
@@ -486,6 +481,14 @@ fn parse_config(config_json: &str) -> Result<OpenConfig> {
     OpenConfig::parse(value)
 }
 
+/// What the JS layer read from `source`'s database, handed to its load once.
+fn take_read(
+    databases: &mut BTreeMap<String, DatabaseRead>,
+    source: &ProviderSource,
+) -> Option<DatabaseRead> {
+    databases.remove(source.provider_id.as_deref()?)
+}
+
 /// What the JS layer read from database authorities, by provider ID.
 fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
     let parsed: Map<String, Value> = json
@@ -551,10 +554,7 @@ pub fn diagnose(config_json: &str, databases: Option<&str>) -> Result<String> {
         .providers
         .iter()
         .map(|source| {
-            let read = source
-                .provider_id
-                .as_ref()
-                .and_then(|p| databases.remove(p));
+            let read = take_read(&mut databases, source);
             crate::definitions::problems::report(&sources::problems(source, read.as_ref()))
         })
         .collect();
