@@ -4,6 +4,7 @@
 use crate::error::{Code, GraphError, Result};
 use crate::ids::is_id;
 use crate::query::args::invalid;
+use crate::query::views::to_json;
 use crate::snapshot::revision::composite_revision;
 use crate::snapshot::ProviderSnapshot;
 use crate::store::StoreState;
@@ -135,14 +136,6 @@ pub struct Meta {
 }
 
 impl Completeness {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Completeness::Complete => "complete",
-            Completeness::Truncated => "truncated",
-            Completeness::Partial => "partial",
-        }
-    }
-
     /// The value as a JSON string, quotes included.
     pub fn json(self) -> &'static str {
         match self {
@@ -266,7 +259,7 @@ impl Meta {
 }
 
 fn push_quoted(out: &mut String, s: &str) {
-    debug_assert!(!s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\'));
+    debug_assert!(crate::json::prints_as_is(s));
     out.push('"');
     out.push_str(s);
     out.push('"');
@@ -287,10 +280,6 @@ fn write_object<'a, V>(
         value(out, v);
     }
     out.push('}');
-}
-
-fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
 }
 
 #[cfg(test)]
