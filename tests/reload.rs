@@ -635,6 +635,18 @@ fn queries_never_see_a_half_published_reload() {
     }
 }
 
+/// A reload's entries, checked to name providers `p0`..`p4` in that order.
+#[track_caller]
+fn entries_in_config_order(r: &Value) -> &Vec<Value> {
+    let entries = r["providers"].as_array().unwrap();
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|e| e["providerId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["p0", "p1", "p2", "p3", "p4"]);
+    entries
+}
+
 /// Candidates load side by side; each provider's entry is its own, in config order.
 #[test]
 fn a_reload_of_several_providers_reports_each_in_config_order() {
@@ -653,12 +665,7 @@ fn a_reload_of_several_providers_reports_each_in_config_order() {
     }
     let r = reload(&engine, &json!({ "definitions": replacements })).unwrap();
     assert_eq!(r["ok"], false);
-    let entries = r["providers"].as_array().unwrap();
-    let ids: Vec<&str> = entries
-        .iter()
-        .map(|e| e["providerId"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["p0", "p1", "p2", "p3", "p4"]);
+    let entries = entries_in_config_order(&r);
     for (i, e) in entries.iter().enumerate() {
         assert_eq!(e["ok"], i % 2 == 0, "{e}");
     }
@@ -674,12 +681,7 @@ fn a_reload_of_several_providers_reports_each_in_config_order() {
     } });
     let r = reload(&engine, &fixed).unwrap();
     assert_eq!(r["ok"], true, "{r}");
-    let entries = r["providers"].as_array().unwrap();
-    let ids: Vec<&str> = entries
-        .iter()
-        .map(|e| e["providerId"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["p0", "p1", "p2", "p3", "p4"]);
+    let entries = entries_in_config_order(&r);
     for (i, e) in entries.iter().enumerate() {
         assert_eq!(e["staticRevision"] != before[i], i % 2 == 1, "{e}");
     }
