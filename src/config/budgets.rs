@@ -88,10 +88,27 @@ budgets! {
     }
 }
 
-/// Largest integer a JS number holds exactly.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// Timers in Node.js overflow above this many milliseconds.
 const MAX_TIMER_MS: u64 = (1 << 31) - 1;
+/// The most bytes a budget may let one answer, page or host body hold: every answer crosses to
+/// JavaScript as one string, V8 caps a string near 2^29 UTF-16 units, and JSON escaping can
+/// grow text, so a quarter of a GiB leaves room for what is printed around it.
+pub const MAX_ANSWER_BYTES: u64 = 1 << 28;
+/// The most items any count budget may allow in one call (pages, closures, candidates).
+const MAX_COUNT: u64 = 1_000_000;
+
+/// The highest value a host may give `group.field` (SPEC §14 D20). Deadlines fit a Node.js
+/// timer; a database read, which never crosses as one string, is bounded by memory instead.
+fn ceiling(group: &str, field: &str) -> u64 {
+    match (group, field) {
+        ("database", "maxBytes") => 1 << 36,
+        ("database", "maxRecords") => 100_000_000,
+        ("export", "maxNodes") => 10_000_000,
+        (_, f) if f.ends_with("imeoutMs") => MAX_TIMER_MS,
+        (_, f) if f.ends_with("Bytes") => MAX_ANSWER_BYTES,
+        _ => MAX_COUNT,
+    }
+}
 
 impl Budgets {
     /// Defaults overlaid with `overrides` (`budgets` of the open config, at `budgets`).
@@ -113,8 +130,12 @@ impl Budgets {
                 };
                 *slot = value
                     .as_u64()
-                    .filter(|n| (1..=MAX_SAFE_INTEGER).contains(n))
+                    .filter(|n| *n >= 1)
                     .ok_or_else(|| ConfigError::new(&path, "integer >= 1"))?;
+                let max = ceiling(group, field);
+                if *slot > max {
+                    return Err(ConfigError::new(&path, &format!("integer <= {max}")));
+                }
             }
         }
         budgets.check_pairs()?;
@@ -177,34 +198,6 @@ impl Budgets {
         for (path, value, max_path, max) in pairs {
             if value > max {
                 return Err(ConfigError::new(path, &format!("integer <= {max_path}")));
-            }
-        }
-        for (path, ms) in [
-            ("budgets.match.maxTimeoutMs", self.matching.max_timeout_ms),
-            ("budgets.runtime.timeoutMs", self.runtime.timeout_ms),
-            ("budgets.read.readerTimeoutMs", self.read.reader_timeout_ms),
-            (
-                "budgets.retrieveCapabilities.timeoutMs",
-                self.retrieve_capabilities.timeout_ms,
-            ),
-            (
-                "budgets.queryKnowledge.timeoutMs",
-                self.query_knowledge.timeout_ms,
-            ),
-            (
-                "budgets.database.callTimeoutMs",
-                self.database.call_timeout_ms,
-            ),
-            (
-                "budgets.database.readTimeoutMs",
-                self.database.read_timeout_ms,
-            ),
-        ] {
-            if ms > MAX_TIMER_MS {
-                return Err(ConfigError::new(
-                    path,
-                    &format!("integer <= {MAX_TIMER_MS}"),
-                ));
             }
         }
         Ok(())
@@ -270,6 +263,22 @@ mod tests {
     }
 
     #[test]
+    fn every_budget_takes_its_ceiling() {
+        let mut all = serde_json::Map::new();
+        for group in Budgets::GROUPS {
+            let fields: serde_json::Map<String, Value> = Budgets::fields(group)
+                .iter()
+                .map(|f| (f.to_string(), json!(ceiling(group, f))))
+                .collect();
+            all.insert(group.to_string(), Value::Object(fields));
+        }
+        let b = Budgets::from_overrides(Some(&Value::Object(all))).unwrap();
+        assert_eq!(b.read.max_response_bytes, MAX_ANSWER_BYTES);
+        assert_eq!(b.database.max_bytes, 1 << 36);
+        assert_eq!(b.read.reader_timeout_ms, MAX_TIMER_MS);
+    }
+
+    #[test]
     fn overrides_replace_single_fields() {
         let b = Budgets::from_overrides(Some(
             &json!({"resolve": {"maxNodes": 4, "maxIds": 2}, "catalog": {}}),
@@ -325,6 +334,26 @@ mod tests {
             (
                 json!({"read": {"readerTimeoutMs": 2_147_483_648u64}}),
                 "budgets.read.readerTimeoutMs",
+                "integer <= 2147483647",
+            ),
+            (
+                json!({"read": {"maxResponseBytes": 9_007_199_254_740_991u64}}),
+                "budgets.read.maxResponseBytes",
+                "integer <= 268435456",
+            ),
+            (
+                json!({"read": {"maxBytes": 268_435_457u64}}),
+                "budgets.read.maxBytes",
+                "integer <= 268435456",
+            ),
+            (
+                json!({"catalog": {"maxItems": 1_000_001u64}}),
+                "budgets.catalog.maxItems",
+                "integer <= 1000000",
+            ),
+            (
+                json!({"match": {"timeoutMs": 2_147_483_648u64}}),
+                "budgets.match.timeoutMs",
                 "integer <= 2147483647",
             ),
         ];
