@@ -299,3 +299,47 @@ test('a cursor survives a reload only when its revision is pinned and still reta
   await rejectsWith(graph.listCatalog({ limit: 3, cursor: first.nextCursor, requiredStaticRevision: r1 }), 'CG_REVISION_MISMATCH', 'query', 'refresh');
   await graph.close();
 });
+
+test('a verb with one target provider reports that provider alone: scope, revision, servedFrom', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const root = mkdtempSync(join(tmpdir(), 'cg-one-'));
+  writeFileSync(join(root, 'spec.md'), '# spec\n');
+  writeFileSync(join(root, 'member.md'), '# member\n');
+  const doc = (knowledgeId, file, role = 'guide') => ({ kind: 'document', knowledgeId, role, locator: { type: 'relative-file', path: file } });
+  const def = (providerId, version) => ({
+    providerId,
+    name: providerId,
+    version,
+    capabilities: [cap('a', { knowledge: [{ kind: 'collection', knowledgeId: 'C', members: [doc('M', 'member.md')] }] }), cap('b', { parents: ['a'] })],
+    specification: { specificationId: 's', version: '1', documents: [doc('S', 'spec.md', 'specification')] },
+  });
+  const graph = await CapabilityGraph.open({ providers: ['p0', 'p1'].map((p) => ({ definition: def(p, '1'), documentRoot: root })) });
+  try {
+    const calls = (extra = {}) => [
+      graph.getProvider('p0', extra),
+      graph.listSpecificationDocuments({ providerId: 'p0', ...extra }),
+      graph.readSpecification({ providerId: 'p0', ...extra }),
+      graph.readSpecificationPage({ providerId: 'p0', knowledgeId: 'S', ...extra }),
+      graph.getNeighbors('p0::a', extra),
+      graph.listKnowledgeMembers({ capability: 'p0::a', collectionId: 'C', ...extra }),
+      graph.readDocumentPage({ capability: 'p0::a', knowledgeId: 'M', ...extra }),
+    ];
+    const old = (await graph.getProvider('p0')).meta.staticRevision;
+    for (const { meta } of await Promise.all(calls())) {
+      assert.deepEqual([meta.scope, meta.staticRevision, meta.servedFrom, meta.staticRevisionByProvider], [['p0'], old, 'current', undefined]);
+    }
+    await graph.reload({ providerId: 'p0', definitions: { p0: def('p0', '2') } });
+    const fresh = (await graph.getProvider('p0')).meta.staticRevision;
+    assert.notEqual(fresh, old);
+    for (const { meta } of await Promise.all(calls({ requiredStaticRevision: old }))) {
+      assert.deepEqual([meta.scope, meta.staticRevision, meta.servedFrom], [['p0'], old, 'previous']);
+    }
+    // A provider outside the call's scope is still refused as before.
+    await rejectsWith(graph.getProvider('p0', { requestProviderScope: ['p1'] }), 'CG_ACCESS_DENIED', 'query', 'check_config');
+  } finally {
+    await graph.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -44,7 +44,28 @@ impl<'a> Call<'a> {
         args: &Args,
         targets: Option<impl Iterator<Item = &'t str>>,
     ) -> Result<View> {
-        let scope = effective_scope(&self.state, args.get("requestProviderScope")?, self.bound)?;
+        self.view_within(args, targets, None)
+    }
+
+    /// The view of a verb with one target provider (SPEC §14 D20): that provider alone, so its
+    /// meta reports that provider's scope, revision and `servedFrom`, whatever else the call's
+    /// scope holds. A provider outside the scope leaves the scope whole, for the target checks
+    /// to report.
+    pub fn view_of_one(&self, args: &Args, provider: Option<&str>) -> Result<View> {
+        self.view_within(args, Some(provider.into_iter()), provider)
+    }
+
+    fn view_within<'t>(
+        &self,
+        args: &Args,
+        targets: Option<impl Iterator<Item = &'t str>>,
+        only: Option<&str>,
+    ) -> Result<View> {
+        let mut scope =
+            effective_scope(&self.state, args.get("requestProviderScope")?, self.bound)?;
+        if let Some(only) = only.filter(|p| scope.binary_search_by(|s| s.as_str().cmp(p)).is_ok()) {
+            scope = vec![only.to_owned()];
+        }
         let targets: BTreeSet<&str> = match targets {
             Some(t) => t.collect(),
             None => scope.iter().map(String::as_str).collect(),

@@ -36,7 +36,7 @@ pub fn list_knowledge_members(call: &Call, json: &str) -> Result<String> {
         Some(v) => clamped_integer(v, "limit", 1, budget.max_knowledge_page_size)?,
     };
     let cursor = args.string("cursor")?;
-    let view = call.view(&args, Some(std::iter::once(provider)))?;
+    let view = call.view_of_one(&args, Some(provider))?;
     let (p, node) = call.locate(&view, provider, capability)?;
     let s = view.snapshot(p);
     let collection = match s

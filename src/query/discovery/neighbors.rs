@@ -135,7 +135,7 @@ pub fn get_neighbors(call: &Call, json: &str) -> Result<String> {
         let c = c.as_str().ok_or_else(|| invalid(&field, "cursor"))?;
         cursors.push((field, kind, c));
     }
-    let view = call.view(&args, Some(std::iter::once(provider)))?;
+    let view = call.view_of_one(&args, Some(provider))?;
     let (p, node) = call.locate(&view, provider, capability)?;
     let s = view.snapshot(p);
     let qualified_id = format_qualified(provider, capability);

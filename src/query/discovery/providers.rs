@@ -107,7 +107,7 @@ fn spec_filter(s: &ProviderSnapshot, limit: u64) -> String {
 pub fn get_provider(call: &Call, json: &str) -> Result<String> {
     let (target, query) = pair(json)?;
     let args = Args::from_value(query, &PIN_KEYS)?;
-    let view = call.view(&args, Some(target.as_str().into_iter()))?;
+    let view = call.view_of_one(&args, target.as_str())?;
     let p = provider_target(call, &view, Some(&target), "providerId")?;
     let s = view.snapshot(p);
     let budget = &call.budgets.specification;
@@ -188,7 +188,7 @@ pub fn list_specification_documents(call: &Call, json: &str) -> Result<String> {
         Some(v) => clamped_integer(v, "limit", 1, budget.max_page_size)?,
     };
     let cursor = args.string("cursor")?;
-    let view = call.view(&args, Some(target.as_str().into_iter()))?;
+    let view = call.view_of_one(&args, target.as_str())?;
     let p = provider_target(call, &view, Some(&target), "providerId")?;
     let s = view.snapshot(p);
     let mut meta = Meta::of(&view, false);
