@@ -278,6 +278,9 @@ async function streamReader(reader, request, bodies, failed, { active, signal } 
   return { key: request.key, ...answer, buffer: bodies.push(check.window()) - 1 };
 }
 
+/** The engine's answer to a read that must run again on its long-read lane. */
+const LANE = '~';
+
 /** Rounds of host reads a call may need: documents can only be added by a reload in between. */
 const MAX_READ_ROUNDS = 4;
 
@@ -611,7 +614,12 @@ class CapabilityGraph {
       const cancel = signal === undefined ? undefined : new native.NativeCancel();
       const onAbort = () => cancel.cancel();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const read = (answers, bodies) => graph.#native.read(verb, args, providerId, answers, bodies, cancel);
+      // A read that must scan a large document answers LANE at once and runs again on the
+      // engine's long-read lane, so such scans never hold the pool other calls need.
+      const read = (answers, bodies) =>
+        graph.#native
+          .read(verb, args, providerId, answers, bodies, cancel)
+          .then((text) => (text === LANE ? graph.#native.readOnLane(verb, args, providerId, answers, bodies, cancel) : text));
       return abortable(signal, () => withReaders(read, graph.#hosts.readers, 'document', { active, signal })).finally(() => signal?.removeEventListener('abort', onAbort));
     };
     runHosted = async (graph, verb, query, providerId) => {

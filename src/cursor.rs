@@ -1,6 +1,9 @@
 //! The one cursor codec, shared by every paged verb. A cursor is opaque, url-safe text bound to
 //! its verb (`kind`), the revision it was served from, and a hash of everything that shapes the
 //! sequence (filters, scope, page size). It authorises nothing: scope is checked on every call.
+//! It carries a keyed hash of all of that (`check`): an edited cursor is refused
+//! (`CG_INPUT_INVALID`) rather than served. The key is the engine's own and the same in every
+//! process, so a cursor stays good on any host serving the same revision.
 
 use crate::error::{Code, GraphError, Result};
 use crate::query::args::invalid;
@@ -11,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// Longest cursor handed out or accepted, in characters.
 pub const MAX_CURSOR_CHARS: usize = 32_768;
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 #[derive(Serialize)]
 struct Wire<'a> {
@@ -30,6 +33,20 @@ struct OwnedWire {
     rev: String,
     filter: String,
     after: String,
+    check: String,
+}
+
+/// Hex digits of the check: 64 bits, enough to tell any edit, and short, because every cursor
+/// a page carries is counted against its byte budget.
+const CHECK_CHARS: usize = 16;
+/// Hex digits of the filter's hash: 128 bits.
+const FILTER_CHARS: usize = 32;
+
+/// The keyed hash of a cursor's wire JSON without its check.
+fn check_of(unchecked: &[u8]) -> String {
+    static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    let key = KEY.get_or_init(|| blake3::derive_key("capability-graph cursor check v2", b""));
+    blake3::keyed_hash(key, unchecked).to_hex()[..CHECK_CHARS].to_owned()
 }
 
 /// What a cursor is bound to.
@@ -42,7 +59,7 @@ pub struct Binding<'a> {
 }
 
 fn filter_hash(filter: &str) -> String {
-    blake3::hash(filter.as_bytes()).to_hex().to_string()
+    blake3::hash(filter.as_bytes()).to_hex()[..FILTER_CHARS].to_owned()
 }
 
 /// The JSON a cursor encodes: its binding and the position `after`.
@@ -58,7 +75,13 @@ fn wire_json_with(binding: &Binding, filter_hash: &str, after: &str) -> Result<V
         filter: filter_hash,
         after,
     };
-    serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))
+    let mut json = serde_json::to_vec(&wire).map_err(|_| GraphError::new(Code::Internal))?;
+    let check = check_of(&json);
+    json.pop();
+    json.extend_from_slice(br#","check":""#);
+    json.extend_from_slice(check.as_bytes());
+    json.extend_from_slice(br#""}"#);
+    Ok(json)
 }
 
 /// Encodes a position; a cursor that would be too long to use is `CG_BUDGET_EXCEEDED`.
@@ -80,7 +103,7 @@ pub struct Lengths {
 impl Lengths {
     /// The binding's filter is not read: every filter hash has the same length.
     pub fn new(binding: &Binding) -> Result<Lengths> {
-        const ANY_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+        const ANY_HASH: &str = "00000000000000000000000000000000";
         debug_assert_eq!(ANY_HASH.len(), filter_hash("").len());
         Ok(Lengths {
             base: wire_json_with(binding, ANY_HASH, "")?.len(),
@@ -114,6 +137,17 @@ pub fn decode(cursor: &str, binding: &Binding) -> Result<String> {
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
     let wire: OwnedWire = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     if wire.v != VERSION {
+        return Err(bad());
+    }
+    let unchecked = Wire {
+        v: wire.v,
+        kind: &wire.kind,
+        rev: &wire.rev,
+        filter: &wire.filter,
+        after: &wire.after,
+    };
+    let unchecked = serde_json::to_vec(&unchecked).map_err(|_| bad())?;
+    if wire.check != check_of(&unchecked) {
         return Err(bad());
     }
     if wire.kind != binding.kind
@@ -200,11 +234,46 @@ mod tests {
             );
         }
         let wrong_version = URL_SAFE_NO_PAD.encode(
-            br#"{"v":2,"kind":"catalog","rev":"s:0123456789abcdef","filter":"x","after":""}"#,
+            br#"{"v":1,"kind":"catalog","rev":"s:0123456789abcdef","filter":"x","after":""}"#,
         );
         assert_eq!(
             decode(&wrong_version, &b).unwrap_err().code(),
             Code::InputInvalid
+        );
+    }
+
+    #[test]
+    fn an_edited_cursor_is_input_invalid() {
+        let b = binding("{}");
+        let c = encode(&b, r#"{"offset":64,"contentId":"c:aaaa"}"#).unwrap();
+        let json = String::from_utf8(URL_SAFE_NO_PAD.decode(&c).unwrap()).unwrap();
+        for (from, to) in [("64", "65"), ("c:aaaa", "c:bbbb"), ("catalog", "neighbors")] {
+            let edited = URL_SAFE_NO_PAD.encode(json.replacen(from, to, 1));
+            let e = decode(&edited, &b).unwrap_err();
+            assert_eq!(e.code(), Code::InputInvalid, "{from} -> {to}");
+        }
+        // Without its check, or with another cursor's, it is refused too.
+        let other =
+            String::from_utf8(URL_SAFE_NO_PAD.decode(encode(&b, "x").unwrap()).unwrap()).unwrap();
+        let theirs = &other[other.find(r#""check""#).unwrap()..];
+        let mine = json.find(r#""check""#).unwrap();
+        let swapped = format!("{}{theirs}", &json[..mine]);
+        assert_eq!(
+            decode(&URL_SAFE_NO_PAD.encode(swapped), &b)
+                .unwrap_err()
+                .code(),
+            Code::InputInvalid
+        );
+        let unchecked = format!("{}}}", &json[..mine - 1]);
+        assert_eq!(
+            decode(&URL_SAFE_NO_PAD.encode(unchecked), &b)
+                .unwrap_err()
+                .code(),
+            Code::InputInvalid
+        );
+        assert_eq!(
+            decode(&c, &b).unwrap(),
+            r#"{"offset":64,"contentId":"c:aaaa"}"#
         );
     }
 

@@ -5,7 +5,7 @@ use crate::config::{Budgets, ConfigError, ExecutorSpec, OpenConfig, ProviderSour
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::hostcall::Started;
 use crate::ids::is_id;
-use crate::knowledge::body::Cancel;
+use crate::knowledge::body::ReadControl;
 use crate::knowledge::host::HostBodies;
 use crate::matching::{self, lexical_options, Executor};
 use crate::query::args::{invalid, Args};
@@ -23,6 +23,9 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// The answer of a read that must run again on the long-read lane (`crate::lane`).
+pub const LANE: &str = "~";
 
 /// Verbs whose work can grow with the graph rather than with a page: the binding runs them on
 /// the libuv pool so that the JS thread never waits for them. `match` ranks or lists the whole
@@ -234,7 +237,8 @@ impl Engine {
     /// `answers` and `bodies` are what the host's readers returned for URL documents so far;
     /// while a URL document still needs its reader, the answer is `?` and the requests (JSON).
     /// A page read's caller can abort it: a local file's scan stops at its next chunk once
-    /// `cancel` is set.
+    /// `control` is cancelled. Off the long-read lane, a read that would scan a large document
+    /// answers [`LANE`]: run it again, with the same arguments, on the lane.
     pub fn read(
         &self,
         verb: &str,
@@ -242,7 +246,7 @@ impl Engine {
         bound: Option<&str>,
         answers: Option<&str>,
         bodies: Vec<Option<Vec<u8>>>,
-        cancel: Cancel,
+        control: ReadControl,
     ) -> Result<String> {
         let run = match verb {
             "readDocuments" => reads::read_documents,
@@ -253,11 +257,14 @@ impl Engine {
         };
         let host = HostBodies::new(self.has_readers, answers, bodies)
             .with_reader_timeout(self.budgets.read.reader_timeout_ms)
-            .with_cancel(cancel);
+            .with_control(control);
         let result = self.call(bound).and_then(|call| run(&call, args, &host));
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {
             return Ok(format!("?{requests}"));
+        }
+        if host.control().wants_lane() {
+            return Ok(LANE.to_owned());
         }
         result.map_err(|e| e.in_verb(verb_phase(verb)))
     }

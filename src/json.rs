@@ -44,6 +44,11 @@ pub fn compact_len(v: &Value) -> usize {
     }
 }
 
+/// UTF-8 length of `s` printed as a JSON string, quotes included, measured without printing it.
+pub fn quoted_len(s: &str) -> usize {
+    string_len(s)
+}
+
 fn string_len(s: &str) -> usize {
     2 + s
         .bytes()

@@ -14,6 +14,7 @@ pub mod hostcall;
 pub mod ids;
 pub mod json;
 pub mod knowledge;
+pub mod lane;
 pub mod matching;
 pub mod memory;
 pub mod opcount;

@@ -22,6 +22,8 @@ pub enum Op {
     IndexPosting,
     /// One bound alias root checked against the directory and package it was bound to.
     RootCheck,
+    /// One whole document hashed for its content ID (a page read's scan).
+    DocumentScan,
 }
 
 #[cfg(any(test, feature = "op-counters"))]
@@ -29,7 +31,7 @@ mod counting {
     use super::Op;
     use std::cell::Cell;
 
-    const OPS: usize = Op::RootCheck as usize + 1;
+    const OPS: usize = Op::DocumentScan as usize + 1;
 
     thread_local! {
         static COUNTS: [Cell<u64>; OPS] = Default::default();

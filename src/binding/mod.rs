@@ -12,9 +12,20 @@ use std::sync::Arc;
 
 fn outcome(r: Result<String>) -> String {
     match r {
-        Ok(json) => json,
+        Ok(json) if crosses_to_js(&json) => json,
+        Ok(_) => format!("!{}", GraphError::new(Code::ResultTooLarge).to_json()),
         Err(e) => format!("!{}", e.to_json()),
     }
+}
+
+/// V8's longest string (`v8::String::kMaxLength` on 64-bit hosts), in UTF-16 code units.
+const JS_STRING_MAX_UNITS: usize = (1 << 29) - 24;
+
+/// Whether `text` fits a JavaScript string. Budgets keep every answer far below the limit;
+/// this is the last guard, so an answer that cannot cross is an error, never a crash.
+fn crosses_to_js(text: &str) -> bool {
+    // A UTF-8 string never has more UTF-16 units than bytes.
+    text.len() <= JS_STRING_MAX_UNITS || text.encode_utf16().count() <= JS_STRING_MAX_UNITS
 }
 
 /// The error catalog (codes, default phases and actions, messages) as JSON. The JS layer
@@ -479,6 +490,36 @@ impl Task for PoolTask {
     }
 }
 
+impl NativeGraph {
+    /// One body read as a job for the pool or the lane.
+    #[allow(clippy::too_many_arguments)]
+    fn read_job(
+        &self,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+        answers: Option<String>,
+        bodies: Option<Vec<Buffer>>,
+        cancel: Option<&NativeCancel>,
+        on_lane: bool,
+    ) -> impl FnOnce() -> Result<String> + Send + 'static {
+        let engine = self.engine.clone();
+        let bodies = owned(bodies);
+        let control =
+            crate::knowledge::body::ReadControl::new(cancel.map(|c| c.flag.clone()), on_lane);
+        move || {
+            let (bound, answers) = (bound.as_deref(), answers.as_deref());
+            engine.read(&verb, &args, bound, answers, bodies, control)
+        }
+    }
+}
+
+/// Holds (`true`) or releases the long-read lane: tests show what stays free meanwhile.
+#[napi]
+pub fn hold_long_reads(on: bool) {
+    crate::lane::hold(on);
+}
+
 /// The bodies host readers returned, copied out of their JS buffers.
 fn owned(bodies: Option<Vec<Buffer>>) -> Vec<Option<Vec<u8>>> {
     bodies
@@ -524,7 +565,8 @@ impl NativeGraph {
 
     /// Runs the body read `verb` off the JS thread, with what the host's readers returned so
     /// far (answers as JSON, their bodies as buffers; the bytes are copied here). `cancel`
-    /// stops a page read's scan of a local file between chunks.
+    /// stops a page read's scan of a local file between chunks. A read that must scan a large
+    /// document answers `~` at once: the caller runs it again with `readOnLane`.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn read(
         &self,
@@ -535,17 +577,32 @@ impl NativeGraph {
         bodies: Option<Vec<Buffer>>,
         cancel: Option<&NativeCancel>,
     ) -> AsyncTask<PoolTask> {
-        let engine = self.engine.clone();
-        let bodies = owned(bodies);
-        let cancel = cancel.map_or_else(Default::default, |c| {
-            crate::knowledge::body::Cancel::new(c.flag.clone())
-        });
-        PoolTask::run(move || {
-            let (bound, answers) = (bound.as_deref(), answers.as_deref());
-            engine.read(&verb, &args, bound, answers, bodies, cancel)
-        })
+        PoolTask::run(self.read_job(verb, args, bound, answers, bodies, cancel, false))
     }
 
+    /// `read` on the long-read lane (`crate::lane`), never on the pool other calls share.
+    #[napi(ts_return_type = "Promise<string>")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_on_lane<'env>(
+        &self,
+        env: &'env Env,
+        verb: String,
+        args: String,
+        bound: Option<String>,
+        answers: Option<String>,
+        bodies: Option<Vec<Buffer>>,
+        cancel: Option<&NativeCancel>,
+    ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
+        let job = self.read_job(verb, args, bound, answers, bodies, cancel, true);
+        let (deferred, promise) = env.create_deferred::<String, _>()?;
+        crate::lane::submit(move || {
+            let text = outcome(guarded(job));
+            deferred.resolve(move |_| Ok(text));
+        });
+        Ok(promise)
+    }
+
+    /// Reloads with what was read again from database authorities.
     /// Reloads with what was read again from database authorities.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn reload(&self, args: String, databases: &mut NativeDatabaseReads) -> AsyncTask<PoolTask> {

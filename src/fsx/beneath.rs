@@ -45,6 +45,8 @@ const MAX_RETRIES: usize = 8;
 #[derive(Debug)]
 pub struct RootDir {
     real: PathBuf,
+    /// What reads learnt of the files beneath: their content IDs by stamp.
+    pub content_ids: super::ContentIds,
     /// `None` once closed.
     #[cfg(unix)]
     fd: std::sync::RwLock<Option<std::os::fd::OwnedFd>>,
@@ -153,6 +155,7 @@ mod imp {
         let fd = openat(rustix::fs::CWD, real.as_path(), DIR_FLAGS, Mode::empty())?;
         Ok(RootDir {
             real,
+            content_ids: Default::default(),
             fd: std::sync::RwLock::new(Some(fd)),
         })
     }
@@ -374,6 +377,7 @@ mod imp {
         if fs::metadata(&real)?.is_dir() {
             Ok(RootDir {
                 real,
+                content_ids: Default::default(),
                 closed: std::sync::atomic::AtomicBool::new(false),
             })
         } else {

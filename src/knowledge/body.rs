@@ -14,6 +14,15 @@ use std::sync::Arc;
 
 /// Bytes hashed per step when a whole document is scanned.
 const SCAN_CHUNK: usize = 256 * 1024;
+/// The most a read reserves before it has read anything; beyond it the buffer grows with the
+/// bytes actually read.
+const FIRST_BUFFER: u64 = 64 * 1024;
+
+fn too_large(max_bytes: u64) -> GraphError {
+    GraphError::new(Code::DocumentTooLarge)
+        .detail("budget", "read.maxResponseBytes")
+        .detail("limit", max_bytes)
+}
 
 fn changed() -> GraphError {
     GraphError::new(Code::DocumentUnreadable)
@@ -29,21 +38,50 @@ pub fn page_read_aborted() -> GraphError {
         .detail("reason", "aborted")
 }
 
-/// Set by the caller of a page read when its signal aborts: a local file's scan stops at its
-/// next chunk instead of hashing the rest of the document for nobody.
-#[derive(Clone, Debug, Default)]
-pub struct Cancel(Option<Arc<AtomicBool>>);
+/// Documents up to this size are scanned wherever the read runs; a larger one is scanned on
+/// the long-read lane (`crate::lane`), never on the pool every other call shares.
+pub const LONG_READ_BYTES: u64 = 8 * 1024 * 1024;
 
-impl Cancel {
-    pub fn new(flag: Arc<AtomicBool>) -> Cancel {
-        Cancel(Some(flag))
+/// How one read may run: whether its caller's signal aborted it (a local file's scan stops at
+/// its next chunk instead of hashing the rest of the document for nobody), and whether it runs
+/// on the long-read lane. Off the lane, a read that would scan more than [`LONG_READ_BYTES`]
+/// stops before it starts and asks for the lane (see [`ReadControl::wants_lane`]).
+#[derive(Clone, Debug, Default)]
+pub struct ReadControl {
+    cancel: Option<Arc<AtomicBool>>,
+    on_lane: bool,
+    wants_lane: Arc<AtomicBool>,
+}
+
+impl ReadControl {
+    pub fn new(cancel: Option<Arc<AtomicBool>>, on_lane: bool) -> ReadControl {
+        ReadControl {
+            cancel,
+            on_lane,
+            wants_lane: Arc::default(),
+        }
     }
 
     fn check(&self) -> Result<()> {
-        match &self.0 {
+        match &self.cancel {
             Some(flag) if flag.load(Ordering::Relaxed) => Err(page_read_aborted()),
             _ => Ok(()),
         }
+    }
+
+    /// Whether work of `bytes` may run here; if not, the read is marked for the lane and stops
+    /// (its answer is discarded, so the error it stops with is never seen).
+    fn may_scan(&self, bytes: u64) -> Result<()> {
+        if self.on_lane || bytes <= LONG_READ_BYTES {
+            return Ok(());
+        }
+        self.wants_lane.store(true, Ordering::Relaxed);
+        Err(GraphError::new(Code::Internal))
+    }
+
+    /// Whether the read stopped to run again on the long-read lane.
+    pub fn wants_lane(&self) -> bool {
+        self.wants_lane.load(Ordering::Relaxed)
     }
 }
 
@@ -75,23 +113,27 @@ pub struct Whole {
 }
 
 /// Reads a whole document of at most `max_bytes` (else `CG_DOCUMENT_TOO_LARGE`).
-pub fn read_whole(at: &Located, max_bytes: u64) -> Result<Whole> {
+pub fn read_whole(at: &Located, max_bytes: u64, control: &ReadControl) -> Result<Whole> {
     let (file, before) = open(at)?;
     if before.len > max_bytes {
-        return Err(GraphError::new(Code::DocumentTooLarge)
-            .detail("budget", "read.maxResponseBytes")
-            .detail("limit", max_bytes));
+        return Err(too_large(max_bytes));
     }
-    let mut bytes = Vec::with_capacity(before.len as usize);
+    control.may_scan(before.len)?;
+    // Memory grows with the bytes read, never with the size the file reports: a file may lie.
+    let mut bytes = Vec::with_capacity(before.len.min(FIRST_BUFFER) as usize);
     (&file)
         .take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|_| changed())?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(max_bytes));
+    }
     if stamp_of(&file)? != before || bytes.len() as u64 != before.len {
         return Err(changed());
     }
     let content_id = content_id(&bytes);
     let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
+    at.content_ids().insert(before, &content_id);
     Ok(Whole { text, content_id })
 }
 
@@ -113,7 +155,8 @@ pub struct Page {
 }
 
 /// Hashes and validates a whole document without holding it in memory.
-fn scan(file: &mut File, cancel: &Cancel) -> Result<String> {
+fn scan(file: &mut File, cancel: &ReadControl) -> Result<String> {
+    crate::opcount::tick(crate::opcount::Op::DocumentScan);
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; SCAN_CHUNK];
     // Bytes of a code point split across two chunks.
@@ -169,28 +212,56 @@ fn preferred_end(window: &[u8], cut: usize) -> usize {
 /// page) the whole document is scanned once for its content ID; with it, only the page's own
 /// bytes are read, after checking the file is still the one the cursor was served from.
 pub fn read_page(at: &Located, start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
-    read_page_until(at, start, max_bytes, known, &Cancel::default())
+    read_page_until(at, start, max_bytes, known, &ReadControl::new(None, true))
 }
 
-/// [`read_page`] that stops between chunks of its scan once `cancel` is set.
+fn document_changed() -> GraphError {
+    GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed")
+}
+
+/// The content ID of the open `file` (stamped `before`): remembered beneath its root, or
+/// scanned once, on the long-read lane when the document is large, and remembered.
+fn content_id_for(
+    at: &Located,
+    file: &mut File,
+    before: &Stamp,
+    control: &ReadControl,
+) -> Result<String> {
+    if let Some(id) = at.content_ids().get(before) {
+        return Ok(id);
+    }
+    control.may_scan(before.len)?;
+    let id = scan(file, control)?;
+    if stamp_of(file)? != *before {
+        return Err(changed());
+    }
+    at.content_ids().insert(*before, &id);
+    Ok(id)
+}
+
+/// [`read_page`] that stops between chunks of its scan once `control` is cancelled. The
+/// document's content ID is known once per file stamp, so a page read costs its page: a first
+/// page, a page at `startOffset` and a cursor's page alike. A cursor's content ID is compared
+/// with the document's own, never echoed unchecked.
 pub fn read_page_until(
     at: &Located,
     start: u64,
     max_bytes: u64,
     known: Option<&Known>,
-    cancel: &Cancel,
+    control: &ReadControl,
 ) -> Result<Page> {
-    cancel.check()?;
+    control.check()?;
     let (mut file, before) = open(at)?;
-    let known = match known {
-        Some(k) if k.stamp != before.digest() => {
-            return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"))
-        }
-        Some(k) => k.clone(),
-        None => Known {
-            content_id: scan(&mut file, cancel)?,
-            stamp: before.digest(),
-        },
+    if known.is_some_and(|k| k.stamp != before.digest()) {
+        return Err(document_changed());
+    }
+    let content_id = content_id_for(at, &mut file, &before, control)?;
+    if known.is_some_and(|k| k.content_id != content_id) {
+        return Err(document_changed());
+    }
+    let known = Known {
+        content_id,
+        stamp: before.digest(),
     };
     let total = before.len;
     if start > total {
@@ -198,7 +269,7 @@ pub fn read_page_until(
     }
     let want = max_bytes.min(total - start);
     // One byte past the window shows whether the cut splits a code point.
-    let mut window = Vec::with_capacity(want as usize + 1);
+    let mut window = Vec::with_capacity((want + 1).min(FIRST_BUFFER) as usize);
     file.seek(SeekFrom::Start(start)).map_err(|_| changed())?;
     (&file)
         .take(want + 1)
@@ -215,10 +286,7 @@ pub fn read_page_until(
 /// Identifies a whole document without holding it: its content ID and file stamp, and its size.
 pub fn identify(at: &Located) -> Result<(Known, u64)> {
     let (mut file, before) = open(at)?;
-    let content_id = scan(&mut file, &Cancel::default())?;
-    if stamp_of(&file)? != before {
-        return Err(changed());
-    }
+    let content_id = content_id_for(at, &mut file, &before, &ReadControl::new(None, true))?;
     let known = Known {
         content_id,
         stamp: before.digest(),
@@ -231,12 +299,12 @@ pub fn identify(at: &Located) -> Result<(Known, u64)> {
 pub fn read_range(at: &Located, start: u64, end: u64, known: &Known) -> Result<Option<Vec<u8>>> {
     let (mut file, before) = open(at)?;
     if known.stamp != before.digest() {
-        return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
+        return Err(document_changed());
     }
     if end > before.len || start > end {
         return Ok(None);
     }
-    let mut bytes = Vec::with_capacity((end - start) as usize);
+    let mut bytes = Vec::with_capacity((end - start).min(FIRST_BUFFER) as usize);
     file.seek(SeekFrom::Start(start)).map_err(|_| changed())?;
     (&file)
         .take(end - start)
@@ -301,7 +369,7 @@ pub fn page_in(bytes: &[u8], start: u64, max_bytes: u64, known: Option<&Known>) 
 /// A host body's content ID against the one a page cursor was issued for.
 pub fn check_known(known: Option<&Known>, content_id: &str) -> Result<()> {
     if known.is_some_and(|k| k.content_id != content_id) {
-        return Err(GraphError::new(Code::RevisionMismatch).detail("reason", "document_changed"));
+        return Err(document_changed());
     }
     Ok(())
 }
@@ -331,9 +399,7 @@ pub fn page_window(
 /// Checks a body a host reader delivered for a whole read.
 pub fn whole_in(bytes: Vec<u8>, max_bytes: u64) -> Result<Whole> {
     if bytes.len() as u64 > max_bytes {
-        return Err(GraphError::new(Code::DocumentTooLarge)
-            .detail("budget", "read.maxResponseBytes")
-            .detail("limit", max_bytes));
+        return Err(too_large(max_bytes));
     }
     let content_id = content_id(&bytes);
     let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
@@ -389,9 +455,81 @@ mod tests {
             next = page.end;
         }
         assert_eq!(out, text);
-        let whole = read_whole(&doc, 10_000_000).unwrap();
+        let whole = read_whole(&doc, 10_000_000, &ReadControl::default()).unwrap();
         assert_eq!(whole.text, text);
         assert_eq!(whole.content_id, known.content_id);
+    }
+
+    #[test]
+    fn a_document_is_hashed_once_per_stamp_and_a_cursor_content_id_is_checked() {
+        use crate::opcount::{count, reset, Op};
+        let text = "line of text\n\n".repeat(4096);
+        let (doc, path) = temp("once", text.as_bytes());
+        reset();
+        let first = read_page(&doc, 0, 1000, None).unwrap();
+        // Pages at an offset, with or without the first page's cursor, read only themselves.
+        let later = read_page(&doc, 20_000, 1000, None).unwrap();
+        let next = read_page(&doc, first.end, 1000, Some(&first.known)).unwrap();
+        assert_eq!(count(Op::DocumentScan), 1);
+        assert_eq!((&later.known, &next.known), (&first.known, &first.known));
+        // A content ID the document does not have is refused, whatever the stamp says.
+        let forged = Known {
+            content_id: "c:forged".into(),
+            stamp: first.known.stamp.clone(),
+        };
+        let e = read_page(&doc, first.end, 1000, Some(&forged))
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), Code::RevisionMismatch);
+        // Elsewhere (another process, another snapshot's root) the ID is computed once again.
+        let fresh = at(path.parent().unwrap(), "doc.md");
+        let again = read_page(&fresh, first.end, 1000, Some(&first.known)).unwrap();
+        assert_eq!(again.text, next.text);
+        assert_eq!(count(Op::DocumentScan), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_same_size_rewrite_with_its_modification_time_restored_is_a_changed_document() {
+        let (doc, path) = temp("touch", b"first version\n\nof the text\n");
+        let first = read_page(&doc, 0, 16, None).unwrap();
+        let mtime = fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(&path, b"FIRST VERSION\n\nOF THE TEXT\n").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+        let e = read_page(&doc, first.end, 16, Some(&first.known))
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), Code::RevisionMismatch);
+    }
+
+    #[test]
+    fn off_the_lane_a_large_document_asks_for_the_lane_before_reading() {
+        let dir = dir("lane");
+        let path = dir.join("big.md");
+        let file = fs::File::create(&path).unwrap();
+        file.set_len(LONG_READ_BYTES + 1).unwrap();
+        let doc = at(&dir, "big.md");
+        let pool = ReadControl::new(None, false);
+        assert!(read_page_until(&doc, 0, 10, None, &pool).is_err());
+        assert!(pool.wants_lane());
+        let whole = ReadControl::new(None, false);
+        assert!(read_whole(&doc, LONG_READ_BYTES * 2, &whole).is_err());
+        assert!(whole.wants_lane());
+        let lane = ReadControl::new(None, true);
+        let page = read_page_until(&doc, 0, 10, None, &lane).unwrap();
+        assert_eq!(page.text, "\0".repeat(10));
+        assert!(!lane.wants_lane());
+        // Known from then on, the document's pages are read wherever the call runs.
+        let pool = ReadControl::new(None, false);
+        assert!(read_page_until(&doc, 10, 10, None, &pool).is_ok());
+        assert!(!pool.wants_lane());
     }
 
     #[test]
@@ -399,7 +537,7 @@ mod tests {
         let text = "ünïcödé line\n".repeat(3 * SCAN_CHUNK / 10);
         let (doc, _) = temp("cancel", text.as_bytes());
         let flag = Arc::new(AtomicBool::new(false));
-        let cancel = Cancel::new(flag.clone());
+        let cancel = ReadControl::new(Some(flag.clone()), true);
         let page = read_page_until(&doc, 0, 100, None, &cancel).unwrap();
         assert_eq!(page.text, read_page(&doc, 0, 100, None).unwrap().text);
         flag.store(true, Ordering::Relaxed);
@@ -414,7 +552,7 @@ mod tests {
             e.details().and_then(|d| d.get("reason")?.as_str()),
             Some("aborted")
         );
-        assert!(scan(&mut file, &Cancel::default()).is_ok());
+        assert!(scan(&mut file, &ReadControl::default()).is_ok());
     }
 
     #[test]
@@ -435,7 +573,10 @@ mod tests {
         let all = read_page(&doc, 0, 100, None).unwrap();
         assert_eq!(all.text, "é€🙂");
         assert_eq!(
-            read_whole(&doc, 3).err().unwrap().code(),
+            read_whole(&doc, 3, &ReadControl::default())
+                .err()
+                .unwrap()
+                .code(),
             Code::DocumentTooLarge
         );
     }
@@ -444,7 +585,10 @@ mod tests {
     fn invalid_utf8_and_changed_files_are_unreadable() {
         let (doc, _) = temp("utf8", b"ok \xff bad");
         assert_eq!(
-            read_whole(&doc, 100).err().unwrap().code(),
+            read_whole(&doc, 100, &ReadControl::default())
+                .err()
+                .unwrap()
+                .code(),
             Code::DocumentUnreadable
         );
         assert_eq!(
@@ -469,7 +613,10 @@ mod tests {
         let dir = dir("fifo");
         fs::create_dir_all(dir.join("sub")).unwrap();
         assert_eq!(
-            read_whole(&at(&dir, "sub"), 10).err().unwrap().code(),
+            read_whole(&at(&dir, "sub"), 10, &ReadControl::default())
+                .err()
+                .unwrap()
+                .code(),
             Code::DocumentAccessDenied
         );
         let fifo = dir.join("pipe.md");
@@ -479,7 +626,10 @@ mod tests {
             .status()
             .unwrap();
         assert_eq!(
-            read_whole(&at(&dir, "pipe.md"), 10).err().unwrap().code(),
+            read_whole(&at(&dir, "pipe.md"), 10, &ReadControl::default())
+                .err()
+                .unwrap()
+                .code(),
             Code::DocumentAccessDenied
         );
         assert_eq!(

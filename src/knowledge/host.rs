@@ -63,7 +63,7 @@ pub struct HostBodies {
     /// `read.readerTimeoutMs`, sent with every request.
     reader_timeout_ms: u64,
     /// The caller's abort of a page read, for the files the engine reads itself.
-    cancel: super::body::Cancel,
+    control: super::body::ReadControl,
     answers: HashMap<String, Answer>,
     requests: RefCell<Vec<Value>>,
     /// The alias roots the call's file reads checked.
@@ -135,7 +135,7 @@ impl HostBodies {
         HostBodies {
             enabled,
             reader_timeout_ms: crate::config::Budgets::default().read.reader_timeout_ms,
-            cancel: super::body::Cancel::default(),
+            control: super::body::ReadControl::default(),
             answers: map,
             requests: RefCell::new(Vec::new()),
             roots: super::RootChecks::default(),
@@ -149,13 +149,13 @@ impl HostBodies {
     }
 
     /// The caller's abort of this read: a local file's scan checks it between chunks.
-    pub fn with_cancel(mut self, cancel: super::body::Cancel) -> HostBodies {
-        self.cancel = cancel;
+    pub fn with_control(mut self, control: super::body::ReadControl) -> HostBodies {
+        self.control = control;
         self
     }
 
-    pub fn cancel(&self) -> &super::body::Cancel {
-        &self.cancel
+    pub fn control(&self) -> &super::body::ReadControl {
+        &self.control
     }
 
     /// The alias roots this call checked: its file reads check each once.

@@ -107,6 +107,11 @@ impl Located {
         }
     }
 
+    /// The content IDs already known of files beneath the document's root.
+    pub fn content_ids(&self) -> &crate::fsx::ContentIds {
+        &self.root.content_ids
+    }
+
     /// Opens the document beneath its root: a regular file inside it, or a document error.
     pub fn open(&self) -> Result<File> {
         self.root
@@ -154,7 +159,7 @@ pub fn locate(s: &ProviderSnapshot, doc: &DocumentRef, checks: &RootChecks) -> R
 #[cfg(test)]
 mod tests {
     use crate::engine::Engine;
-    use crate::knowledge::body::Cancel;
+    use crate::knowledge::body::ReadControl;
     use crate::opcount::{count, reset, Op};
     use serde_json::{json, Value};
     use std::fs;
@@ -195,7 +200,7 @@ mod tests {
                 None,
                 None,
                 Vec::new(),
-                Cancel::default(),
+                ReadControl::default(),
             )
             .unwrap();
         let out: Value = serde_json::from_str(&out).unwrap();

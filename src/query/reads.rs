@@ -161,12 +161,20 @@ pub(super) fn whole_body(
             .map(|b| Ok((whole_in(b.bytes, max_bytes)?, b.content_type)))
             .transpose();
     }
-    let whole = read_whole(&locate(s, doc, host.roots())?, max_bytes)?;
+    let whole = read_whole(&locate(s, doc, host.roots())?, max_bytes, host.control())?;
     Ok(Some((whole, content_type(doc).to_owned())))
 }
 
-/// Reads every slot and prints it; a slot's failure stays in its slot (phase `document`).
-fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
+fn answer_too_large(max_bytes: u64) -> GraphError {
+    GraphError::new(Code::ResultTooLarge)
+        .detail("budget", "read.maxResponseBytes")
+        .detail("limit", max_bytes)
+}
+
+/// Reads every slot and prints it; a slot's failure stays in its slot (phase `document`). The
+/// answer is measured as it grows, a body's printed length before it is printed (escapes can
+/// make it several times its bytes): once it cannot fit `max_bytes` the call stops there.
+fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Result<Batch> {
     let mut batch = Batch {
         rows: Rows::new(),
         failed: false,
@@ -184,9 +192,15 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
                 if let Some(n) = node {
                     batch.viewed.push(json!(ViewEntry::new(snapshot, n)));
                 }
-                whole_body(host, snapshot, doc, max_bytes)
-                    .and_then(|body| body.ok_or_else(|| GraphError::new(Code::Internal)))
-                    .map(|(whole, content_type)| {
+                let body = whole_body(host, snapshot, doc, max_bytes)
+                    .and_then(|body| body.ok_or_else(|| GraphError::new(Code::Internal)));
+                if let Ok((whole, _)) = &body {
+                    let printed = crate::json::quoted_len(&whole.text) as u64;
+                    if batch.rows.len() as u64 + printed > max_bytes {
+                        return Err(answer_too_large(max_bytes));
+                    }
+                }
+                body.map(|(whole, content_type)| {
                         let id = node.map(|n| CapabilityId::of(snapshot, n));
                         if let Some(id) = &id {
                             batch.knowledge.push(json!({ "id": id, "knowledgeId": doc.knowledge_id, "contentId": whole.content_id }));
@@ -206,9 +220,14 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
             }
         };
         match outcome {
-            Ok(value) => batch.rows.push(&format!(
-                r#"{{"inputIndex":{i},"ok":true,"value":{value}}}"#
-            )),
+            Ok(value) => {
+                batch.rows.push(&format!(
+                    r#"{{"inputIndex":{i},"ok":true,"value":{value}}}"#
+                ));
+                if batch.rows.len() as u64 > max_bytes {
+                    return Err(answer_too_large(max_bytes));
+                }
+            }
             Err(e) => {
                 batch.failed = true;
                 let e = e.in_verb(Phase::Document);
@@ -219,7 +238,7 @@ fn read_slots(slots: Vec<Slot>, max_bytes: u64, host: &HostBodies) -> Batch {
             }
         }
     }
-    batch
+    Ok(batch)
 }
 
 fn read_budgets(call: &Call) -> Value {
@@ -249,9 +268,7 @@ fn finish(batch: Batch, state: &str, mut meta: Meta, max_bytes: u64) -> Result<S
         meta.to_json()
     );
     if out.len() as u64 > max_bytes {
-        return Err(GraphError::new(Code::ResultTooLarge)
-            .detail("budget", "read.maxResponseBytes")
-            .detail("limit", max_bytes));
+        return Err(answer_too_large(max_bytes));
     }
     Ok(out)
 }
@@ -366,7 +383,7 @@ pub fn read_documents(call: &Call, json: &str, host: &HostBodies) -> Result<Stri
     } else {
         "not_associated"
     };
-    let batch = read_slots(slots, budget.max_response_bytes, host);
+    let batch = read_slots(slots, budget.max_response_bytes, host)?;
     let mut meta = Meta::of(&view, false);
     meta.extra.insert("budgets".into(), read_budgets(call));
     meta.extra.insert(
@@ -409,7 +426,7 @@ pub fn read_specification(call: &Call, json: &str, host: &HostBodies) -> Result<
     let budget = &call.budgets.read;
     let provider = provider_arg(&args, call)?;
     let filters = Filters::parse(&args, budget.max_filter_values_per_dimension)?;
-    let view = call.view(&args, Some(std::iter::once(provider)))?;
+    let view = call.view_of_one(&args, Some(provider))?;
     let snapshot = provider_target(call, &view, provider)?;
     let docs = snapshot
         .provider
@@ -446,7 +463,7 @@ pub fn read_specification(call: &Call, json: &str, host: &HostBodies) -> Result<
     } else {
         "filtered_empty"
     };
-    let batch = read_slots(slots, budget.max_response_bytes, host);
+    let batch = read_slots(slots, budget.max_response_bytes, host)?;
     let mut meta = Meta::of(&view, false);
     meta.extra.insert("budgets".into(), read_budgets(call));
     finish(batch, state, meta, budget.max_response_bytes)
@@ -601,6 +618,10 @@ fn page_of(
     out.insert("source".into(), src.into());
     out.insert("contentType".into(), content_type.into());
     out.insert("byteLength".into(), (page.end - page.start).into());
+    // Measured before it is printed: escapes can make a page several times its bytes.
+    if crate::json::quoted_len(&page.text) as u64 > budget.max_response_bytes {
+        return Err(answer_too_large(budget.max_response_bytes));
+    }
     out.insert("text".into(), page.text.into());
     out.insert("startOffset".into(), page.start.into());
     out.insert("endOffset".into(), page.end.into());
@@ -613,9 +634,7 @@ fn page_of(
     out.insert("meta".into(), meta.to_value());
     let text = Value::Object(out).to_string();
     if text.len() as u64 > budget.max_response_bytes {
-        return Err(GraphError::new(Code::ResultTooLarge)
-            .detail("budget", "read.maxResponseBytes")
-            .detail("limit", budget.max_response_bytes));
+        return Err(answer_too_large(budget.max_response_bytes));
     }
     Ok(text)
 }
@@ -632,7 +651,7 @@ fn page_body(
         return host.page(s, doc, range, known);
     }
     let at = locate(s, doc, host.roots())?;
-    let page = read_page_until(&at, range.start, range.page_bytes, known, host.cancel())?;
+    let page = read_page_until(&at, range.start, range.page_bytes, known, host.control())?;
     Ok(Some((page, content_type(doc).to_owned())))
 }
 
@@ -653,7 +672,7 @@ pub fn read_document_page(call: &Call, json: &str, host: &HostBodies) -> Result<
     }
     let (provider, capability) = named_capability(&args, call.bound)?;
     let knowledge_id = knowledge_id_arg(&args)?;
-    let view = call.view(&args, Some(std::iter::once(provider)))?;
+    let view = call.view_of_one(&args, Some(provider))?;
     let (p, node) = call.locate(&view, provider, capability)?;
     let s = view.snapshot(p);
     // Top-level documents and collection members can be paged; a collection has no body.
@@ -705,7 +724,7 @@ pub fn read_specification_page(call: &Call, json: &str, host: &HostBodies) -> Re
     }
     let provider = provider_arg(&args, call)?;
     let knowledge_id = knowledge_id_arg(&args)?;
-    let view = call.view(&args, Some(std::iter::once(provider)))?;
+    let view = call.view_of_one(&args, Some(provider))?;
     let s = provider_target(call, &view, provider)?;
     let doc = s
         .provider
