@@ -7,7 +7,9 @@ module.exports = {
         "code": "CG_CONFIG_INVALID",
         "phase": "config",
         "nextAction": "check_config",
-        "alsoLegal": [],
+        "alsoLegal": [
+          "retry"
+        ],
         "messages": [
           "Configuration is invalid",
           "Cannot read a valid bounded JSON configuration file"

@@ -122,7 +122,7 @@ macro_rules! catalog {
 }
 
 catalog! {
-    ConfigInvalid => "CG_CONFIG_INVALID", P::Config, Some(A::CheckConfig), [],
+    ConfigInvalid => "CG_CONFIG_INVALID", P::Config, Some(A::CheckConfig), [A::Retry],
         ["Configuration is invalid", "Cannot read a valid bounded JSON configuration file"];
     DefinitionInvalid => "CG_DEFINITION_INVALID", P::Load, Some(A::FixInput), [],
         ["Provider definition is invalid"];

@@ -21,8 +21,12 @@ pub enum Refusal {
     Outside,
     /// A directory, FIFO, socket or device where a regular file was wanted.
     NotRegular,
-    /// Anything else: permissions, too many links, an entry that kept changing.
+    /// A condition of the path that stays until someone changes it: permissions, a link loop
+    /// or too many links, a name too long.
     Unreadable,
+    /// A passing condition of the machine or the tree (out of descriptors or memory, an entry
+    /// that kept changing, a closed root): the same read may work when tried again.
+    Transient,
 }
 
 /// What a directory entry is, without following it.
@@ -189,6 +193,7 @@ mod imp {
     fn refusal(errno: Errno) -> Refusal {
         match errno {
             Errno::NOENT | Errno::NOTDIR => Refusal::NotFound,
+            e if crate::fsx::is_transient(e.raw_os_error()) => Refusal::Transient,
             _ => Refusal::Unreadable,
         }
     }
@@ -281,7 +286,10 @@ mod imp {
                 };
                 // It changed between the look and the open (into a symlink, say): look again.
                 if retries >= MAX_RETRIES {
-                    return Err(refusal(failed));
+                    return Err(match refusal(failed) {
+                        Refusal::NotFound => Refusal::NotFound,
+                        _ => Refusal::Transient,
+                    });
                 }
                 retries += 1;
                 self.pending.push_front(name);
@@ -297,12 +305,12 @@ mod imp {
         match file.metadata() {
             Ok(meta) if meta.is_file() => Ok(file),
             Ok(_) => Err(Refusal::NotRegular),
-            Err(_) => Err(Refusal::Unreadable),
+            Err(_) => Err(Refusal::Transient),
         }
     }
 
     pub fn open_file(root: &RootDir, rel: &str) -> Result<File, Refusal> {
-        with_fd(root, Err(Refusal::Unreadable), |fd| {
+        with_fd(root, Err(Refusal::Transient), |fd| {
             Walk::new(root, fd, rel).open()
         })
     }
@@ -414,10 +422,11 @@ mod imp {
 
     pub fn open_file(root: &RootDir, rel: &str) -> Result<File, Refusal> {
         if is_closed(root) {
-            return Err(Refusal::Unreadable);
+            return Err(Refusal::Transient);
         }
         let real = fs::canonicalize(join(root, rel)).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Refusal::NotFound,
+            _ if crate::fsx::is_transient(e.raw_os_error().unwrap_or(0)) => Refusal::Transient,
             _ => Refusal::Unreadable,
         })?;
         if !real.starts_with(&root.real) {
@@ -426,9 +435,9 @@ mod imp {
         match fs::metadata(&real) {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => return Err(Refusal::NotRegular),
-            Err(_) => return Err(Refusal::Unreadable),
+            Err(_) => return Err(Refusal::Transient),
         }
-        let file = File::open(&real).map_err(|_| Refusal::Unreadable)?;
+        let file = File::open(&real).map_err(|_| Refusal::Transient)?;
         match file.metadata() {
             Ok(meta) if meta.is_file() => Ok(file),
             _ => Err(Refusal::NotRegular),
@@ -601,7 +610,7 @@ mod tests {
         let root = t.root();
         assert_eq!(read(&root, "docs/a.md").unwrap(), "inside");
         root.close();
-        assert_eq!(read(&root, "docs/a.md"), Err(Refusal::Unreadable));
+        assert_eq!(read(&root, "docs/a.md"), Err(Refusal::Transient));
         assert!(root.list_dir("").is_err());
         assert_eq!(root.entry_type("docs"), None);
     }

@@ -3,6 +3,38 @@
 
 pub mod beneath;
 
+/// Whether the OS error `errno` is a passing condition of the machine rather than of the file:
+/// out of descriptors or memory, try again, interrupted. Such a failure is worth a retry
+/// (SPEC §14 D20); every other one stays until someone changes the file or the tree.
+pub fn is_transient(errno: i32) -> bool {
+    #[cfg(unix)]
+    {
+        use rustix::io::Errno;
+        [
+            Errno::MFILE,
+            Errno::NFILE,
+            Errno::NOMEM,
+            Errno::AGAIN,
+            Errno::INTR,
+            Errno::NOBUFS,
+            Errno::BUSY,
+        ]
+        .iter()
+        .any(|e| e.raw_os_error() == errno)
+    }
+    #[cfg(not(unix))]
+    {
+        // ERROR_TOO_MANY_OPEN_FILES, ERROR_NOT_ENOUGH_MEMORY, ERROR_OUTOFMEMORY,
+        // ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION
+        [4, 8, 14, 32, 33].contains(&errno)
+    }
+}
+
+/// [`is_transient`] of an I/O error (one without an OS code is not).
+pub fn is_transient_io(e: &std::io::Error) -> bool {
+    e.raw_os_error().is_some_and(is_transient)
+}
+
 /// Who a file is and how it looked: device, inode, size, and its modification, change and (where
 /// the platform records it) birth times. Two equal stamps mean the same, unchanged file: a
 /// rewrite that restores the size and the modification time (`touch -r`) still moves the change

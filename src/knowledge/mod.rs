@@ -123,7 +123,10 @@ impl Located {
                 Refusal::NotRegular => {
                     GraphError::new(Code::DocumentAccessDenied).detail("reason", "not_regular_file")
                 }
-                Refusal::Unreadable => unreadable_retry(),
+                // A loop, a name too long or missing permissions stay until the tree changes;
+                // running out of descriptors or memory passes.
+                Refusal::Unreadable => GraphError::new(Code::DocumentUnreadable),
+                Refusal::Transient => unreadable_retry(),
             })
     }
 }

@@ -5,7 +5,7 @@
 //! or a parser message. The root is opened once as a directory handle; every directory listed
 //! and every file read is reached beneath it, never by a path re-resolved after a check.
 
-use crate::error::{Code, GraphError, Phase};
+use crate::error::{Code, GraphError, NextAction, Phase};
 use crate::fsx::beneath::{Dir, EntryType, Refusal, RootDir};
 use crate::fsx::Stamp;
 use serde_json::Value;
@@ -73,10 +73,14 @@ const FILES_PER_WORKER_MIN: usize = 64;
 /// directory. `config_path` is the config path of the root for error details, e.g.
 /// `"providers[0].authority.rootDir"`.
 pub fn open_root(root: &Path, config_path: &str) -> Result<RootDir, GraphError> {
-    RootDir::open(root)
-        .ok()
-        .filter(|dir| dir.list_dir("").is_ok())
-        .ok_or_else(|| root_error(config_path))
+    let opened = RootDir::open(root).and_then(|dir| dir.list_dir("").map(|_| dir));
+    opened.map_err(|e| match crate::fsx::is_transient_io(&e) {
+        // Out of descriptors or memory: the root is fine, the machine is busy.
+        true => root_error(config_path)
+            .with_action(NextAction::Retry)
+            .detail("reason", "temporarily_unreadable"),
+        false => root_error(config_path),
+    })
 }
 
 /// Reads the manifest and every definition file of the provider beneath `root`.
@@ -176,6 +180,8 @@ enum Reason {
     InvalidFileName,
     ProviderManifestRequired,
     FileUnreadable,
+    /// Out of descriptors or memory: a condition of the machine, never of the definitions.
+    TemporarilyUnreadable,
     OutsideRoot,
     NotRegularFile,
     FileTooLarge,
@@ -199,6 +205,7 @@ impl Reason {
             Reason::InvalidFileName => "invalid_file_name",
             Reason::ProviderManifestRequired => "provider_manifest_required",
             Reason::FileUnreadable => "file_unreadable",
+            Reason::TemporarilyUnreadable => "temporarily_unreadable",
             Reason::OutsideRoot => "outside_root",
             Reason::NotRegularFile => "not_regular_file",
             Reason::FileTooLarge => "file_too_large",
@@ -217,7 +224,15 @@ fn root_error(config_path: &str) -> GraphError {
 }
 
 fn definition_error(provider_id: &str, file: &str, reason: Reason) -> GraphError {
-    let error = GraphError::new(Code::DefinitionInvalid)
+    // Nothing is wrong with the definitions then: the same load may work when tried again.
+    let error = if reason == Reason::TemporarilyUnreadable {
+        GraphError::new(Code::ConfigInvalid)
+            .with_phase(Phase::Load)
+            .with_action(NextAction::Retry)
+    } else {
+        GraphError::new(Code::DefinitionInvalid)
+    };
+    let error = error
         .detail("providerId", provider_id)
         .detail("file", file)
         .detail("reason", reason.as_str());
@@ -316,8 +331,14 @@ impl Walk<'_> {
     fn visit_dir(&mut self, dir: &PendingDir) {
         // Listing goes through real directories only, so a linked directory is never entered
         // (and one swapped in since it was seen is unreadable, not followed).
-        let Ok(entries) = self.root.list_dir(&dir.rel) else {
-            return self.refuse(dir.display_rel().to_owned(), Reason::DirectoryUnreadable);
+        let entries = match self.root.list_dir(&dir.rel) {
+            Ok(entries) => entries,
+            Err(e) if crate::fsx::is_transient_io(&e) => {
+                return self.refuse(dir.display_rel().to_owned(), Reason::TemporarilyUnreadable)
+            }
+            Err(_) => {
+                return self.refuse(dir.display_rel().to_owned(), Reason::DirectoryUnreadable)
+            }
         };
         for (name, kind) in entries {
             self.visit_entry(dir, &name, kind);
@@ -441,6 +462,7 @@ fn read_manifest(root: &RootDir) -> Result<Value, Reason> {
         Refusal::NotFound => Reason::ProviderManifestRequired,
         Refusal::Outside => Reason::OutsideRoot,
         Refusal::NotRegular | Refusal::Unreadable => Reason::FileUnreadable,
+        Refusal::Transient => Reason::TemporarilyUnreadable,
     })?;
     let mut bytes = Vec::new();
     read_whole(&file, &mut bytes)?;
@@ -605,6 +627,7 @@ impl<'a> Reader<'a> {
             Refusal::Outside => Reason::OutsideRoot,
             Refusal::NotRegular => Reason::NotRegularFile,
             Refusal::NotFound | Refusal::Unreadable => Reason::FileUnreadable,
+            Refusal::Transient => Reason::TemporarilyUnreadable,
         })
     }
 
@@ -622,7 +645,7 @@ impl<'a> Reader<'a> {
 
 /// The file's stamp through the open handle; it must be a regular file.
 fn stamp_of(file: &File) -> Result<Stamp, Reason> {
-    let meta = file.metadata().map_err(|_| Reason::FileUnreadable)?;
+    let meta = file.metadata().map_err(|e| io_reason(&e))?;
     if !meta.is_file() {
         return Err(Reason::NotRegularFile);
     }
@@ -639,12 +662,20 @@ fn read_whole(file: &File, bytes: &mut Vec<u8>) -> Result<(), Reason> {
     bytes.clear();
     file.take(RECORD_MAX_BYTES + 1)
         .read_to_end(bytes)
-        .map_err(|_| Reason::FileUnreadable)?;
+        .map_err(|e| io_reason(&e))?;
     let after = stamp_of(file)?;
     if after != before || bytes.len() as u64 != before.len {
         return Err(Reason::FileChangedWhileReading);
     }
     Ok(())
+}
+
+fn io_reason(e: &std::io::Error) -> Reason {
+    if crate::fsx::is_transient_io(e) {
+        Reason::TemporarilyUnreadable
+    } else {
+        Reason::FileUnreadable
+    }
 }
 
 /// Parser messages are dropped on purpose: they can quote file content.
@@ -795,6 +826,20 @@ mod tests {
     }
 
     // Happy paths -------------------------------------------------------------------------------
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_unreadable_for_a_passing_reason_is_no_definition_error() {
+        let busy = std::io::Error::from_raw_os_error(rustix::io::Errno::MFILE.raw_os_error());
+        let e = definition_error("demo", "capabilities/a.json", io_reason(&busy));
+        assert_eq!(
+            (e.code(), e.phase(), e.next_action()),
+            (Code::ConfigInvalid, Phase::Load, Some(NextAction::Retry))
+        );
+        let denied = std::io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error());
+        let e = definition_error("demo", "capabilities/a.json", io_reason(&denied));
+        assert_eq!(e.code(), Code::DefinitionInvalid);
+    }
 
     #[test]
     fn legacy_reads_suffixed_files_anywhere_but_in_skipped_dirs() {
