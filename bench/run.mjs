@@ -150,8 +150,11 @@ const LABELS = {
   pages: 'pages',
   mibPerSecond: '(MiB/s)',
   heldMs: 'longest JS-thread hold (ms)',
+  smallReadMs: ': a small read meanwhile (ms)',
+  matchMs: ': a match meanwhile (ms)',
+  largeReadsMs: ': all eight first pages (ms)',
 };
-const digits = (key) => (['ms', 'itemsPerCall', 'mibPerSecond', 'heldMs', 'floorUs'].includes(key) ? 1 : 0);
+const digits = (key) => (['ms', 'itemsPerCall', 'mibPerSecond', 'heldMs', 'floorUs', 'smallReadMs', 'matchMs', 'largeReadsMs'].includes(key) ? 1 : 0);
 const steps = (c) => c.main.median.steps;
 const stepNames = [...new Set(labels.flatMap((l) => Object.keys(steps(cfg(l)))))];
 for (const name of stepNames) {

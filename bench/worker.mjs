@@ -165,6 +165,39 @@ const STEPS = [
       return { pages, mibPerSecond: page.totalBytes / 2 ** 20 / seconds };
     },
   },
+  {
+    // Eight first pages of 64 MiB documents (eight graphs, so eight hashes of the whole file)
+    // run on the engine's long-read lane; a small read and a match started meanwhile must not
+    // wait behind them.
+    name: 'under 8 large reads',
+    method: 'readDocumentPage',
+    once: async (graph) => {
+      const documentRoot = await generateLargeDocument();
+      const opened = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          cg.CapabilityGraph.open({
+            providers: [{ documentRoot, definition: { providerId: 'bench.large', name: 'Large', version: '1', capabilities: [{
+              capabilityId: 'large', name: 'Large', description: 'A large document.', whenToUse: 'Benchmarks.',
+              knowledge: [{ kind: 'document', knowledgeId: 'LARGE', role: 'reference', locator: { type: 'relative-file', path: 'large.md' } }],
+            }] } }],
+          }),
+        ),
+      );
+      const started = performance.now();
+      const large = Promise.all(opened.map((g) => g.readDocumentPage({ capability: 'bench.large::large', knowledgeId: 'LARGE', maxBytes: 64 })));
+      const ref = randomRefWithKnowledge();
+      let t = performance.now();
+      await graph.readDocuments({ selected: [ref], ...scoped(ref) });
+      const smallReadMs = performance.now() - t;
+      t = performance.now();
+      await graph.match({ intent: rnd.pick(intents) });
+      const matchMs = performance.now() - t;
+      await large;
+      const largeReadsMs = performance.now() - started;
+      await Promise.all(opened.map((g) => g.close()));
+      return { smallReadMs, matchMs, largeReadsMs };
+    },
+  },
   { name: 'reload', method: 'reload', once: (graph) => graph.reload() },
 ];
 
