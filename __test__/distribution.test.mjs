@@ -45,6 +45,7 @@ test('the engine tables the package loads without a binary equal the engine', ()
   assert.deepEqual(tables.neighborKinds, JSON.parse(native.neighborKinds()), hint);
   assert.deepEqual(tables.idPatterns, JSON.parse(native.idPatterns()), hint);
   assert.deepEqual(tables.poolVerbs, JSON.parse(native.poolVerbs()), hint);
+  assert.deepEqual(tables.walkBounds, JSON.parse(native.walkBounds()), hint);
 });
 
 test('one platform package per napi target, each with os/cpu/libc, main, files and public access', () => {

@@ -3,7 +3,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { CapabilityGraph, GraphError, lexicalExecutor } from '@devcodex/capability-graph';
-import { cap, inline, rejectsWith, seedSource, throwsWith } from './helpers.mjs';
+import { spawnSync } from 'node:child_process';
+import { cap, inline, rejectsWith, repoRoot, seedSource, throwsWith } from './helpers.mjs';
 
 const providers = () => [inline('acme', [cap('a', { requires: ['b'] }), cap('b'), cap('c')]), inline('beta', [cap('x')])];
 const withExecutor = (match, extra = {}) => CapabilityGraph.open({ providers: providers(), executor: { id: 'test', match }, ...extra });
@@ -286,4 +287,50 @@ test('the lexical executor holds its floor on the held-out intents at every cata
       assert.ok(all[measure] >= floor, `${size} ${measure}: ${all[measure]} < ${floor}`);
     }
   }
+});
+
+test('executor output is checked for size and count before any other rule', async () => {
+  // Three duplicates with limit 2: the count is checked before the duplicate.
+  const dup = { id: 'acme::a' };
+  let g = await answer({ status: 'matched', selections: [dup, dup, dup] });
+  await rejectsWith(g.match({ intent: 'x', limit: 2 }), 'CG_MODEL_OUTPUT_TOO_LARGE', 'match', 'narrow_scope', { limit: 2 });
+  await g.close();
+  // Past maxOutputBytes even an answer of the wrong shape is too large.
+  g = await CapabilityGraph.open({ providers: providers(), budgets: { match: { maxOutputBytes: 100 } }, executor: { id: 't', match: async () => 'x'.repeat(200) } });
+  await rejectsWith(g.match({ intent: 'x' }), 'CG_MODEL_OUTPUT_TOO_LARGE', 'match', 'narrow_scope', { limit: 100 });
+  await g.close();
+});
+
+test('an executor answering 100k selections is refused without walking them all', async () => {
+  const ids = Array.from({ length: 100_000 }, (_, i) => ({ id: `acme::c${i}` }));
+  let read = 0;
+  // Counts the elements the pure-JSON walk reads (it reads each through its descriptor).
+  const counted = new Proxy(ids, {
+    getOwnPropertyDescriptor(target, key) {
+      read++;
+      return Reflect.getOwnPropertyDescriptor(target, key);
+    },
+  });
+  const g = await answer({ status: 'matched', selections: counted });
+  await rejectsWith(g.match({ intent: 'x' }), 'CG_MODEL_OUTPUT_TOO_LARGE', 'match', 'narrow_scope', { limit: 65536 });
+  assert.ok(read <= 65536 / 10, `${read} selections read for a 64 KiB bound`);
+  await g.close();
+});
+
+test('an executor answering 200k selections leaves the event loop free (child process, deadline)', () => {
+  const script = `
+    import { CapabilityGraph } from '@devcodex/capability-graph';
+    const selections = Array.from({ length: 200000 }, (_, i) => ({ id: 'acme::c' + i }));
+    const budgets = { match: { maxLimit: 1000000, maxOutputBytes: 100000000 } };
+    const capabilities = [{ capabilityId: 'a', name: 'A', description: 'a', whenToUse: 'a' }];
+    const g = await CapabilityGraph.open({ providers: [{ definition: { providerId: 'acme', name: 'acme', version: '1', capabilities } }], budgets,
+      executor: { id: 't', match: async () => ({ status: 'matched', selections: [...selections, selections[0]] }) } });
+    const outcome = await g.match({ intent: 'x', limit: 1000000 }).catch((e) => e.code + ' ' + e.details?.reason);
+    console.log(outcome);
+    await g.close();
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.signal, null, 'settled within the deadline');
+  // With raised budgets every selection is checked: the duplicate at the end is found.
+  assert.equal(r.stdout.trim(), 'CG_MODEL_OUTPUT_INVALID duplicate_selection');
 });

@@ -115,3 +115,60 @@ test('loading the package never loads the MCP SDK', async () => {
   const esm = "import('@devcodex/capability-graph').then(() => console.log(Object.keys(require('node:module')._cache).some((k) => k.includes('modelcontextprotocol'))))";
   assert.equal(probe(esm), 'false');
 });
+
+/** 700k tiny objects; `counter.read` counts the elements a walk reads (through their descriptors). */
+function hugeList(counter) {
+  const list = Array.from({ length: 700_000 }, (_, i) => ({ i }));
+  return new Proxy(list, {
+    getOwnPropertyDescriptor(target, key) {
+      counter.read++;
+      return Reflect.getOwnPropertyDescriptor(target, key);
+    },
+  });
+}
+
+test('arguments past the walk bound are refused without being walked whole', async () => {
+  const graph = await open();
+  const adapter = createToolAdapter(graph);
+  const bound = { field: '$', limit: 50_000, reason: 'argument_values' };
+  for (const [tool, args, phase] of [
+    ['list_catalog', (c) => ({ junk: hugeList(c) }), 'query'],
+    ['get_capabilities', (c) => ({ ids: ['seed.http::route'], junk: hugeList(c) }), 'query'],
+    ['get_provider', (c) => ({ providerId: 'seed.http', junk: hugeList(c) }), 'query'],
+    ['match', (c) => ({ intent: 'x', junk: hugeList(c) }), 'match'],
+  ]) {
+    const counter = { read: 0 };
+    const out = await adapter.call(tool, args(counter));
+    assert.equal(out.ok, false, tool);
+    assert.deepEqual(
+      { code: out.error.code, phase: out.error.phase, nextAction: out.error.nextAction, details: out.error.details },
+      { code: 'CG_INPUT_TOO_LARGE', phase, nextAction: 'narrow_scope', details: bound },
+      tool,
+    );
+    assert.ok(counter.read <= 50_000, `${tool}: ${counter.read} elements read`);
+  }
+  const counter = { read: 0 };
+  await rejectsWith(graph.listCatalog({ junk: hugeList(counter) }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', bound);
+  await rejectsWith(graph.readDocuments({ selected: ['seed.http::route'], junk: hugeList(counter) }), 'CG_INPUT_TOO_LARGE', 'document', 'narrow_scope', bound);
+  await rejectsWith(graph.match({ intent: 'x', junk: hugeList(counter) }), 'CG_INPUT_TOO_LARGE', 'match', 'narrow_scope', bound);
+  await rejectsWith(graph.getNeighbors('seed.http::route', { junk: hugeList(counter) }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', bound);
+  assert.ok(counter.read <= 4 * 50_000, `${counter.read} elements read`);
+  const text = 'x'.repeat(4_194_305);
+  await rejectsWith(graph.listCatalog({ junk: text }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { field: '$', limit: 4_194_304, reason: 'argument_chars' });
+  // Under the bound, the rules are the engine's as before: an unknown key is named.
+  await rejectsWith(graph.listCatalog({ junk: Array.from({ length: 1000 }, (_, i) => ({ i })) }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'junk' });
+  await graph.close();
+});
+
+test('configs and reload definitions are not bounded by the arguments walk', async () => {
+  // 12k capabilities of five fields: more values than the arguments' bound.
+  const capabilities = Array.from({ length: 12_000 }, (_, i) => ({ capabilityId: `c${i}`, name: `C ${i}`, description: 'd', whenToUse: 'w' }));
+  const definition = { providerId: 'acme', name: 'Acme', version: '1', capabilities };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }] });
+  const stats = () => graph[Symbol.for('capability-graph.stats')]().providers[0];
+  assert.equal(stats().capabilities, 12_000);
+  const report = await graph.reload({ providerId: 'acme', definitions: { acme: { ...definition, version: '2' } } });
+  assert.equal(report.ok, true);
+  assert.equal(stats().capabilities, 12_000);
+  await graph.close();
+});

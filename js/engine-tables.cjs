@@ -443,5 +443,11 @@ module.exports = {
     "match",
     "export",
     "checkDocuments"
-  ]
+  ],
+  "walkBounds": {
+    "arguments": {
+      "maxValues": 50000,
+      "maxChars": 4194304
+    }
+  }
 };

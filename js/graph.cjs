@@ -4,7 +4,7 @@
 
 const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError, inputInvalid } = require('./errors.cjs');
-const { toWireJson, ownValue, HOST_KEY } = require('./pure-json.cjs');
+const { toWireJson, ownValue, ARGUMENTS, HOST_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
@@ -188,7 +188,10 @@ async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, 
     if (issuedJson !== undefined) throw GraphError.fromJSON(issuedJson);
     throw failure(pending.fail(...thrownFields(error)));
   }
-  return unwrap(pending.finish(toWireJson(output)));
+  // An answer is printed no further than the engine can accept it (the executor's
+  // match.maxOutputBytes): past it the walk stops and the engine refuses the answer.
+  const bound = pending.outputBound;
+  return unwrap(pending.finish(toWireJson(output, undefined, bound == null ? undefined : { maxChars: bound })));
 }
 
 /**
@@ -520,18 +523,22 @@ function reloadTarget(args) {
 }
 
 // An omitted argument means {}; null is never "omitted".
-const wire = (query) => (query === undefined ? '{}' : toWireJson(query));
+const wire = (query) => (query === undefined ? '{}' : toWireJson(query, undefined, ARGUMENTS));
 
 /** Page reads take an AbortSignal: it stays here, the engine sees a marker where it was. */
 const PAGE_VERBS = ['readDocumentPage', 'readSpecificationPage'];
 function readArgs(verb, query) {
   if (!PAGE_VERBS.includes(verb)) return [wire(query), undefined];
   let signal;
-  const args = toWireJson(query === undefined ? {} : query, (value, path) => {
-    if (path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
-    signal = value;
-    return JSON.stringify({ [HOST_KEY]: 'signal' });
-  });
+  const args = toWireJson(
+    query === undefined ? {} : query,
+    (value, path) => {
+      if (path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
+      signal = value;
+      return JSON.stringify({ [HOST_KEY]: 'signal' });
+    },
+    ARGUMENTS,
+  );
   return [args, signal];
 }
 
@@ -591,7 +598,7 @@ class CapabilityGraph {
   /** A facade bound to one provider: local capability IDs, no request scope. */
   forProvider(providerId) {
     if (!isGraph(this)) throw notAGraph('forProvider');
-    const id = unwrap(call(() => this.#native.checkBound(toWireJson(providerId))));
+    const id = unwrap(call(() => this.#native.checkBound(toWireJson(providerId, undefined, ARGUMENTS))));
     return new BoundProviderGraph(CONSTRUCT, this, id);
   }
 
@@ -625,11 +632,15 @@ class CapabilityGraph {
     runHosted = async (graph, verb, query, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
       let signal;
-      const args = toWireJson(query === undefined ? {} : query, (value, path) => {
-        if (verb !== 'match' || path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
-        signal = value;
-        return JSON.stringify({ [HOST_KEY]: 'signal' });
-      });
+      const args = toWireJson(
+        query === undefined ? {} : query,
+        (value, path) => {
+          if (verb !== 'match' || path.length !== 1 || path[0] !== 'signal' || !(value instanceof AbortSignal)) return undefined;
+          signal = value;
+          return JSON.stringify({ [HOST_KEY]: 'signal' });
+        },
+        ARGUMENTS,
+      );
       const started = POOL_VERBS.has(verb)
         ? await call(() => graph.#native.startOnPool(verb, args, providerId))
         : call(() => graph.#native.start(verb, args, providerId));
@@ -664,8 +675,9 @@ class CapabilityGraph {
    *  runs at a time, from its reads to its publication, so the last one started publishes last. */
   async reload(options) {
     if (!isGraph(this)) throw notAGraph('reload');
-    // The options are read once, by the pure-JSON walk; the engine judges them.
-    const args = wire(options);
+    // The options are read once, by the pure-JSON walk; the engine judges them. Like a config,
+    // they may carry whole inline definitions: the arguments' bound does not apply.
+    const args = options === undefined ? '{}' : toWireJson(options);
     const turn = this.#reloading.then(() => this.#reloadNow(args));
     this.#reloading = turn.then(
       () => {},
@@ -776,11 +788,11 @@ BoundProviderGraph.prototype.getProvider = async function (query) {
 };
 
 function parseQualifiedId(value) {
-  return unwrap(call(native.parseQualifiedId, toWireJson(value)));
+  return unwrap(call(native.parseQualifiedId, toWireJson(value, undefined, ARGUMENTS)));
 }
 
 function formatQualifiedId(value) {
-  return unwrap(call(native.formatQualifiedId, toWireJson(value)));
+  return unwrap(call(native.formatQualifiedId, toWireJson(value, undefined, ARGUMENTS)));
 }
 
 /** @internal What the CLI uses that is not part of the public surface (export, checkDocuments, diagnose). */

@@ -6,7 +6,7 @@
 
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { parseQualifiedId, isGraph, isBound } = require('./graph.cjs');
-const { toWireJson, ownValue, NON_JSON_KEY } = require('./pure-json.cjs');
+const { toWireJson, refusedAtBound, isRefusedAtBound, ownValue, ARGUMENTS, NON_JSON_KEY } = require('./pure-json.cjs');
 
 // --- schema fragments, written for a model -------------------------------------------------
 
@@ -352,6 +352,15 @@ function isPlainObject(v) {
  * and what is not plain JSON becomes a marker object that no check here accepts.
  */
 const plain = (value) => JSON.parse(toWireJson(value));
+
+/**
+ * A call's arguments, read once like `plain` within the arguments' bound; past it, a stand-in
+ * the verb's own walk prints as the same refusal, so the engine answers the verb's error.
+ */
+function plainArguments(value) {
+  const text = toWireJson(value, undefined, ARGUMENTS);
+  return refusedAtBound(text) ?? JSON.parse(text);
+}
 const isMarker = (v) => isPlainObject(v) && Object.hasOwn(v, NON_JSON_KEY);
 
 /** The `signal` of a tool call's options (`{ signal?: AbortSignal }`), read without invoking anything. */
@@ -434,6 +443,8 @@ function createToolAdapter(graph, options = {}) {
     if (tool.body && !documentBodies) {
       throw new GraphError({ code: 'CG_ACCESS_DENIED', phase: 'document' });
     }
+    // Refused at the walk's bound: the verb's engine call says so.
+    if (isRefusedAtBound(args)) return graph[tool === ENTRY_POINTS ? 'getCapabilities' : tool.verb](args);
     if (tool === ENTRY_POINTS) return listEntryPoints(graph, entries, args);
     if (bound && tool.boundDrops?.length) {
       // The provider of a bound graph is its binding: the argument does not exist there.
@@ -451,7 +462,7 @@ function createToolAdapter(graph, options = {}) {
       const tool = byName.get(name);
       if (tool === undefined) throw inputInvalid('name');
       const signal = callSignal(callOptions);
-      return { ok: true, result: await run(tool, args === undefined ? {} : plain(args), signal) };
+      return { ok: true, result: await run(tool, args === undefined ? {} : plainArguments(args), signal) };
     } catch (error) {
       const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL' });
       return { ok: false, error: graphError.toJSON() };

@@ -18,6 +18,7 @@ const tables = {
   neighborKinds: JSON.parse(native.neighborKinds()),
   idPatterns: JSON.parse(native.idPatterns()),
   poolVerbs: JSON.parse(native.poolVerbs()),
+  walkBounds: JSON.parse(native.walkBounds()),
 };
 
 const text = `'use strict';

@@ -197,6 +197,7 @@ impl Engine {
     /// `forProvider(id)` (JSON of the argument): a configured provider's ID, as JSON.
     pub fn check_bound(&self, provider_id: &str) -> Result<String> {
         let state = self.store.pin()?;
+        crate::json::check_walked(provider_id)?;
         let id: Value = serde_json::from_str(provider_id).unwrap_or_default();
         let id = id
             .as_str()
@@ -229,7 +230,10 @@ impl Engine {
             _ => return Err(invalid("verb", "a query verb")),
         };
         self.call(bound)
-            .and_then(|call| run(&call, args))
+            .and_then(|call| {
+                crate::json::check_walked(args)?;
+                run(&call, args)
+            })
             .map_err(|e| e.in_verb(verb_phase(verb)))
     }
 
@@ -258,7 +262,10 @@ impl Engine {
         let host = HostBodies::new(self.has_readers, answers, bodies)
             .with_reader_timeout(self.budgets.read.reader_timeout_ms)
             .with_control(control);
-        let result = self.call(bound).and_then(|call| run(&call, args, &host));
+        let result = self.call(bound).and_then(|call| {
+            crate::json::check_walked(args)?;
+            run(&call, args, &host)
+        });
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {
             return Ok(format!("?{requests}"));
@@ -273,7 +280,9 @@ impl Engine {
     /// `queryKnowledge`, `queryRuntime`): answered at once, or prepared for the component. `match` errors take
     /// phase `match`, the others `query` (but `CG_GRAPH_CLOSED`).
     pub fn start(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<Started> {
-        let call = self.call(bound);
+        let call = self
+            .call(bound)
+            .and_then(|call| crate::json::check_walked(args).map(|()| call));
         let started = match verb {
             "match" => call.and_then(|call| matching::start(&call, args, self.executor.as_ref())),
             "retrieveCapabilities" => call.and_then(|call| backends::retrieve_start(&call, args)),

@@ -31,6 +31,11 @@ pub trait HostCall: Send + Sync {
     fn request(&self) -> &str;
     /// How long the engine waits for the component, if it waits at all.
     fn timeout_ms(&self) -> Option<u64>;
+    /// The most characters of JSON the component's answer may print as; the JS walk of the
+    /// answer stops past it (see [`crate::json::TOO_MANY_CHARS`]). `None`: walked whole.
+    fn output_bound(&self) -> Option<u64> {
+        None
+    }
     /// Judges the component's answer (JSON) and returns the verb's result.
     fn finish(&self, output: &str) -> Result<String>;
     /// The error for what the component threw (its string `code` and `nextAction`, if any).

@@ -118,6 +118,12 @@ impl NativeHostCall {
             .map(|ms| ms.min(u64::from(u32::MAX)) as u32)
     }
 
+    /// The bound of the walk of the component's answer, in characters of JSON (absent: none).
+    #[napi(getter)]
+    pub fn output_bound(&self) -> Option<f64> {
+        self.call.output_bound().map(|n| n as f64)
+    }
+
     /// Judges the component's answer (JSON); returns the result or an error string.
     #[napi]
     pub fn finish(&self, output: String) -> String {
@@ -405,6 +411,12 @@ pub fn diagnose(config: String, databases: &mut NativeDatabaseReads) -> String {
 #[napi]
 pub fn database_sources(config: String) -> String {
     outcome(guarded(|| crate::engine::database_sources(&config)))
+}
+
+/// The bounds of the pure-JSON walk of arguments (JSON), for the JS layer's engine tables.
+#[napi]
+pub fn walk_bounds() -> String {
+    crate::json::walk_bounds_json()
 }
 
 /// The ID formats as regular expressions (JSON `{ id, knowledgeId }`), for tool schemas.

@@ -19,7 +19,7 @@ use crate::query::Call;
 use crate::scope::{Meta, View};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Which executor answers `match`.
 #[derive(Clone, Debug, PartialEq)]
@@ -345,12 +345,25 @@ impl Session {
         Ok(out)
     }
 
+    /// Size and count come first, so an answer of any length costs no more than its bound:
+    /// its text is measured before it is parsed (the walk that printed it stopped at the same
+    /// bound), and the selections are counted before any of them is looked at.
     fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
+        let too_large =
+            |limit: u64| GraphError::new(Code::ModelOutputTooLarge).detail("limit", limit);
+        if output.len() as u64 > self.max_output_bytes || output == crate::json::TOO_MANY_CHARS {
+            return Err(too_large(self.max_output_bytes));
+        }
         let v: Value = serde_json::from_str(output).map_err(|_| output_invalid("not_json"))?;
         let map = v
             .as_object()
             .filter(|_| !is_non_json_marker(&v))
             .ok_or_else(|| output_invalid("object_required"))?;
+        if let Some(Value::Array(items)) = map.get("selections") {
+            if items.len() as u64 > self.limit {
+                return Err(too_large(self.limit));
+            }
+        }
         if map.keys().any(|k| k != "status" && k != "selections") {
             return Err(output_invalid("unknown_key"));
         }
@@ -369,7 +382,7 @@ impl Session {
             return Err(output_invalid("selections_for_status"));
         }
         let mut selections = Vec::with_capacity(items.len());
-        let mut ids: Vec<&str> = Vec::with_capacity(items.len());
+        let mut ids: HashSet<&str> = HashSet::with_capacity(items.len());
         for item in items {
             let m = item
                 .as_object()
@@ -385,10 +398,9 @@ impl Session {
                 .and_then(Value::as_str)
                 .filter(|id| parse_qualified(id).is_some())
                 .ok_or_else(|| output_invalid("qualified_id_required"))?;
-            if ids.contains(&id) {
+            if !ids.insert(id) {
                 return Err(output_invalid("duplicate_selection"));
             }
-            ids.push(id);
             let reason = match m.get("reason") {
                 None => None,
                 Some(Value::String(r)) if r.len() <= REASON_MAX_BYTES => Some(r.clone()),
@@ -403,14 +415,6 @@ impl Session {
                 ),
             };
             selections.push((id, reason, confidence));
-        }
-        if selections.len() as u64 > self.limit {
-            return Err(GraphError::new(Code::ModelOutputTooLarge).detail("limit", self.limit));
-        }
-        if output.len() as u64 > self.max_output_bytes {
-            return Err(
-                GraphError::new(Code::ModelOutputTooLarge).detail("limit", self.max_output_bytes)
-            );
         }
         let resolved = selections
             .into_iter()
@@ -444,6 +448,10 @@ impl HostCall for Session {
 
     fn timeout_ms(&self) -> Option<u64> {
         Some(self.timeout_ms)
+    }
+
+    fn output_bound(&self) -> Option<u64> {
+        Some(self.max_output_bytes)
     }
 
     /// Checks what the executor returned (SPEC §8.4, rules in order) and answers.

@@ -186,6 +186,7 @@ pub fn clamped_integer(v: &Value, field: &str, min: u64, max: u64) -> Result<u64
 
 /// `parseQualifiedId(value)`: `"p::c"` → `{"providerId":"p","capabilityId":"c"}`.
 pub fn parse_qualified_id(json: &str) -> Result<String> {
+    crate::json::check_walked(json)?;
     let v: Value =
         serde_json::from_str(json).map_err(|_| invalid("$", "qualified capability ID"))?;
     let (p, c) = v
@@ -197,6 +198,7 @@ pub fn parse_qualified_id(json: &str) -> Result<String> {
 
 /// `formatQualifiedId(value)`: `{ providerId, capabilityId }` → `"p::c"` (as JSON).
 pub fn format_qualified_id(json: &str) -> Result<String> {
+    crate::json::check_walked(json)?;
     let v: Value =
         serde_json::from_str(json).map_err(|_| invalid("$", "{ providerId, capabilityId }"))?;
     if !v.is_object() {
