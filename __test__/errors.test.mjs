@@ -62,6 +62,19 @@ test('GraphError rejects unknown codes, phases and actions', () => {
   throwsWith(() => new GraphError(), 'CG_INPUT_INVALID', 'query', 'fix_input');
 });
 
+test('GraphError accepts only the actions its code allows', () => {
+  throwsWith(() => new GraphError({ code: 'CG_INTERNAL', nextAction: 'retry' }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'nextAction' });
+  throwsWith(() => new GraphError({ code: 'CG_GRAPH_CLOSED', nextAction: 'retry' }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'nextAction' });
+  throwsWith(() => new GraphError({ code: 'CG_MODEL_REFUSED', nextAction: 'retry' }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'nextAction' });
+  const { catalog } = createRequire(import.meta.url)('../js/errors.cjs');
+  for (const entry of catalog.codes) {
+    for (const action of [entry.nextAction, ...entry.alsoLegal].filter((a) => a !== null)) {
+      assert.equal(new GraphError({ code: entry.code, nextAction: action }).nextAction, action, entry.code);
+    }
+    assert.equal(new GraphError({ code: entry.code }).nextAction, entry.nextAction ?? undefined, entry.code);
+  }
+});
+
 test('require and import hand out the same classes', () => {
   const require = createRequire(import.meta.url);
   const cjs = require('@devcodex/capability-graph');

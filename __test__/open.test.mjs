@@ -100,6 +100,10 @@ const DEFINITION_CASES = [
   ['NaN', def({ capabilities: [cap('a', { examples: [NaN] })] }), 'capabilities[0].examples[0]', 'non_json_value'],
   ['a BigInt', def({ capabilities: [cap('a', { description: 1n })] }), 'capabilities[0].description', 'non_json_value'],
   ['a sparse array', def({ capabilities: [cap('a', { examples: [, 'x'] })] }), 'capabilities[0].examples[0]', 'non_json_value'],
+  ['a lone-surrogate value', def({ capabilities: [cap('a', { name: 'x\udc00' })] }), 'capabilities[0].name', 'non_json_value'],
+  ['a lone-surrogate key', def({ capabilities: [cap('a', { ['k\udc00']: 1 })] }), 'capabilities[0].k\ufffd', 'non_json_value'],
+  ['a lone-surrogate key of the provider', def({ ['\ud800']: 1 }), '\ufffd', 'non_json_value'],
+  ['a lone-surrogate key beside its stand-in', def({ capabilities: [cap('a', { ['k\udc00']: 1, ['k\ufffd']: 2 })] }), 'capabilities[0]', 'non_json_value'],
   ['an oversize record', def({ capabilities: [cap('a', { description: 'x'.repeat(262_144) })] }), 'capabilities[0]', 'record_too_large'],
 ];
 

@@ -29,6 +29,12 @@ const ErrorCode = keyed(catalog.codes.map((c) => c.code));
 const Phase = keyed(catalog.phases);
 const NextAction = keyed(catalog.nextActions);
 
+/** The actions the catalog allows for `code`: its own and the ones it lists as also legal. */
+const legalActions = (code) => {
+  const entry = byCode.get(code);
+  return entry.nextAction === null ? [] : [entry.nextAction, ...entry.alsoLegal];
+};
+
 const FROM_ENGINE = Symbol('fromEngine');
 // Set in the class body, where its private brand is visible.
 let isGraphError;
@@ -57,7 +63,7 @@ function hostFields(init) {
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields) || NON_JSON_KEY in fields) throw inputInvalid('$');
   if (!(typeof fields.code === 'string' && byCode.has(fields.code))) throw inputInvalid('code');
   if (fields.phase !== undefined && !Object.hasOwn(Phase, fields.phase)) throw inputInvalid('phase');
-  if (fields.nextAction !== undefined && !Object.hasOwn(NextAction, fields.nextAction)) throw inputInvalid('nextAction');
+  if (fields.nextAction !== undefined && !legalActions(fields.code).includes(fields.nextAction)) throw inputInvalid('nextAction');
   if (fields.message !== undefined && typeof fields.message !== 'string') throw inputInvalid('message');
   if (fields.details !== undefined) {
     const details = hostDetails(JSON.stringify(fields.details));

@@ -134,6 +134,8 @@ function walk(v, state) {
   if (Object.getOwnPropertySymbols(v).length > 0) return spend(state, marker('symbol_key'), 1);
   const keys = Object.getOwnPropertyNames(v);
   if (keys.includes(NON_JSON_KEY) || keys.includes(HOST_KEY)) return spend(state, marker('reserved_key'), 1);
+  const names = printedKeys(keys);
+  if (names === undefined) return spend(state, marker('lone_surrogate_key'), 1);
   spend(state, '{}', 1);
   ancestors.push(v);
   let out = '{';
@@ -142,15 +144,34 @@ function walk(v, state) {
     const d = Object.getOwnPropertyDescriptor(v, key);
     // A key whose value is undefined counts as absent (JS semantics); null never does.
     if ('value' in d && d.value === undefined) continue;
-    // A hidden (non-enumerable) property is not silently dropped: it is not plain JSON.
-    const kind = !('value' in d) ? 'accessor' : d.enumerable ? undefined : 'non_enumerable';
+    // A hidden (non-enumerable) property is not silently dropped: it is not plain JSON; nor is
+    // a key that is not well-formed text (its value is marked where the key stands).
+    const name = names === null ? null : names[k];
+    const kind = !('value' in d) ? 'accessor' : !d.enumerable ? 'non_enumerable' : name === null ? undefined : 'lone_surrogate_key';
     path.push(key);
     if (out.length > 1) out += spend(state, ',', 0);
-    out += `${spend(state, `${JSON.stringify(key)}:`, 0)}${kind === undefined ? safeWalk(d.value, state) : spend(state, marker(kind), 1)}`;
+    out += `${spend(state, `${JSON.stringify(name ?? key)}:`, 0)}${kind === undefined ? safeWalk(d.value, state) : spend(state, marker(kind), 1)}`;
     path.pop();
   }
   ancestors.pop();
   return `${out}}`;
+}
+
+/**
+ * null when every key prints as itself; else for each key null or its well-formed stand-in
+ * (lone surrogates replaced by U+FFFD), under which the engine reports the property; undefined
+ * when a stand-in would collide with another key, so the whole object is marked instead.
+ */
+function printedKeys(keys) {
+  let names = null;
+  for (let k = 0; k < keys.length; k++) {
+    if (keys[k].isWellFormed()) continue;
+    names ??= keys.map(() => null);
+    names[k] = keys[k].toWellFormed();
+  }
+  if (names === null) return null;
+  const printed = new Set(keys.map((key, k) => names[k] ?? key));
+  return printed.size === keys.length ? names : undefined;
 }
 
 /**

@@ -56,6 +56,13 @@ pub fn check_walked(args: &str) -> crate::error::Result<()> {
     Ok(())
 }
 
+/// The marker the walk puts under a key that is not well-formed text (a lone surrogate), the key
+/// itself printed with U+FFFD in its place.
+pub fn is_lone_surrogate_key(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.len() == 1
+        && m.get(NON_JSON_KEY).and_then(Value::as_str) == Some("lone_surrogate_key"))
+}
+
 pub fn is_non_json_marker(v: &Value) -> bool {
     matches!(v, Value::Object(m) if m.len() == 1 && m.contains_key(NON_JSON_KEY))
 }
@@ -191,13 +198,24 @@ mod tests {
     fn arguments_stopped_at_the_walk_bound_are_too_large() {
         use crate::error::Code;
         for (text, limit, reason) in [
-            (TOO_MANY_VALUES.to_owned(), ARGUMENT_MAX_VALUES, "argument_values"),
-            (format!("[{{}},{TOO_MANY_CHARS}]"), ARGUMENT_MAX_CHARS, "argument_chars"),
+            (
+                TOO_MANY_VALUES.to_owned(),
+                ARGUMENT_MAX_VALUES,
+                "argument_values",
+            ),
+            (
+                format!("[{{}},{TOO_MANY_CHARS}]"),
+                ARGUMENT_MAX_CHARS,
+                "argument_chars",
+            ),
         ] {
             let e = check_walked(&text).unwrap_err();
             assert_eq!(e.code(), Code::InputTooLarge);
             let details = e.to_json_value()["details"].clone();
-            assert_eq!(details, json!({ "field": "$", "limit": limit, "reason": reason }));
+            assert_eq!(
+                details,
+                json!({ "field": "$", "limit": limit, "reason": reason })
+            );
         }
         // A user's string holding the marker's text is escaped by the walk: never a refusal.
         let escaped = serde_json::to_string(TOO_MANY_VALUES).unwrap();

@@ -114,10 +114,19 @@ pub fn key_problems(
     required: &[&str],
     prefix: &str,
 ) -> Vec<GraphError> {
+    // A key that was not well-formed text (the JS walk printed a stand-in and marked its value)
+    // is not plain JSON, as a value would not be, wherever it stands.
     let unknown = map
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|key| o.invalid(&join(prefix, key), "unknown_key"));
+        .iter()
+        .filter(|(k, _)| !allowed.contains(&k.as_str()))
+        .map(|(key, v)| {
+            let reason = if crate::json::is_lone_surrogate_key(v) {
+                "non_json_value"
+            } else {
+                "unknown_key"
+            };
+            o.invalid(&join(prefix, key), reason)
+        });
     let missing = required
         .iter()
         .filter(|k| !map.contains_key(**k))
