@@ -4,6 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { CapabilityGraph, GraphError, lexicalExecutor } from '@devcodex/capability-graph';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { cap, inline, rejectsWith, repoRoot, seedSource, throwsWith } from './helpers.mjs';
 
 const providers = () => [inline('acme', [cap('a', { requires: ['b'] }), cap('b'), cap('c')]), inline('beta', [cap('x')])];
@@ -333,4 +334,60 @@ test('an executor answering 200k selections leaves the event loop free (child pr
   assert.equal(r.signal, null, 'settled within the deadline');
   // With raised budgets every selection is checked: the duplicate at the end is found.
   assert.equal(r.stdout.trim(), 'CG_MODEL_OUTPUT_INVALID duplicate_selection');
+});
+
+test('the lexical executor is held to the match contract while it waits for its index', async () => {
+  const require = createRequire(import.meta.url);
+  const { holdLexicalIndexBuilds } = require('../binding.js');
+  const stats = (g) => g[Symbol.for('capability-graph.stats')]().providers[0];
+  const custom = await withExecutor(() => new Promise(() => {}));
+  const intent = 'Capability a';
+  const before = holdLexicalIndexBuilds(true);
+  let g;
+  try {
+    g = await CapabilityGraph.open({ providers: providers().slice(0, 1), executor: lexicalExecutor() });
+    assert.equal(stats(g).lexicalIndexBytes, null, 'the index build is held');
+    const outcomes = async (graph) => {
+      const aborted = new AbortController();
+      aborted.abort();
+      const pre = await graph.match({ intent, signal: aborted.signal }).catch((e) => e);
+      const later = new AbortController();
+      const waiting = graph.match({ intent, signal: later.signal }).catch((e) => e);
+      setImmediate(() => later.abort());
+      const timeout = await graph.match({ intent, timeoutMs: 1 }).catch((e) => e);
+      return [pre, await waiting, timeout].map((e) => [e.code, e.phase, e.nextAction]);
+    };
+    const expected = [
+      ['CG_MODEL_CANCELLED', 'match', 'retry'],
+      ['CG_MODEL_CANCELLED', 'match', 'retry'],
+      ['CG_MODEL_TIMEOUT', 'match', 'retry'],
+    ];
+    assert.deepEqual(await outcomes(custom), expected, 'a custom executor');
+    assert.deepEqual(await outcomes(g), expected, 'the lexical executor');
+    // Nothing settled these calls but their signal and deadline: the index is still held.
+    assert.equal(stats(g).lexicalIndexBytes, null);
+  } finally {
+    assert.equal(holdLexicalIndexBuilds(false), before + 1, 'one build for the snapshot');
+  }
+  const r = await g.match({ intent });
+  assert.equal(r.status, 'matched');
+  assert.ok(stats(g).lexicalIndexBytes > 0);
+  assert.equal(holdLexicalIndexBuilds(false), before + 1, 'the build that waited is the one the next match used');
+  await g.close();
+  await custom.close();
+});
+
+test('close() during the lexical executor wait answers CG_GRAPH_CLOSED', async () => {
+  const require = createRequire(import.meta.url);
+  const { holdLexicalIndexBuilds } = require('../binding.js');
+  const before = holdLexicalIndexBuilds(true);
+  try {
+    const g = await CapabilityGraph.open({ providers: providers().slice(0, 1), executor: lexicalExecutor() });
+    const pending = g.match({ intent: 'Capability a' }).catch((e) => e);
+    setImmediate(() => g.close());
+    const e = await pending;
+    assert.deepEqual([e.code, e.phase, e.nextAction], ['CG_GRAPH_CLOSED', 'lifecycle', undefined]);
+  } finally {
+    assert.equal(holdLexicalIndexBuilds(false), before + 1);
+  }
 });

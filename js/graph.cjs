@@ -168,7 +168,7 @@ const pageReadAborted = () => failure(native.pageReadAborted());
  * issued during the call (`issued`: error → its JSON) that comes back is replaced by the
  * engine's own copy, whatever the component changed on it.
  */
-async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued } = {}) {
+async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, issued, answered } = {}) {
   const request = JSON.parse(pending.request);
   let output;
   try {
@@ -188,6 +188,8 @@ async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, 
     if (issuedJson !== undefined) throw GraphError.fromJSON(issuedJson);
     throw failure(pending.fail(...thrownFields(error)));
   }
+  // The engine's own answer (the lexical executor's) needs no judging.
+  if (answered) return unwrap(output);
   // An answer is printed no further than the engine can accept it (the executor's
   // match.maxOutputBytes): past it the walk stops and the engine refuses the answer.
   const bound = pending.outputBound;
@@ -645,8 +647,21 @@ class CapabilityGraph {
         ? await call(() => graph.#native.startOnPool(verb, args, providerId))
         : call(() => graph.#native.start(verb, args, providerId));
       if (typeof started === 'string') return unwrap(started);
+      // close() while the engine prepared the call: no host component is called any more.
+      if (graph.#native.isClosed()) throw closedError();
       const hosts = graph.#hosts;
       const [kind, runtimeProvider] = started.host.split(':');
+      if (kind === 'lexical') {
+        // The engine ranks on the pool (after the snapshot's index is built); the call is held
+        // to the same deadline, signal and close() as a host's executor. A ranking no longer
+        // awaited still finishes, and so does the index build it waited for.
+        return runHost(started, () => call(() => started.run()), {
+          signal,
+          active: graph.#active,
+          timeoutCode: 'CG_MODEL_TIMEOUT',
+          answered: true,
+        });
+      }
       if (kind === 'executor') {
         const executor = hosts.executor;
         return runHost(started, (request, own) => executor.match(request, { signal: own }), {

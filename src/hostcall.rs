@@ -8,6 +8,8 @@ use crate::error::{GraphError, Result};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Host {
     Executor,
+    /// The built-in lexical executor: the engine answers itself ([`HostCall::run`]).
+    Lexical,
     CapabilityRetriever,
     KnowledgeRetriever,
     /// The runtime adapter of this provider.
@@ -18,6 +20,7 @@ impl Host {
     pub fn name(&self) -> String {
         match self {
             Host::Executor => "executor".into(),
+            Host::Lexical => "lexical".into(),
             Host::CapabilityRetriever => "capabilityRetriever".into(),
             Host::KnowledgeRetriever => "knowledgeRetriever".into(),
             Host::Runtime(p) => format!("runtime:{p}"),
@@ -35,6 +38,10 @@ pub trait HostCall: Send + Sync {
     /// answer stops past it (see [`crate::json::TOO_MANY_CHARS`]). `None`: walked whole.
     fn output_bound(&self) -> Option<u64> {
         None
+    }
+    /// The answer of a call the engine serves itself (the lexical executor), off the JS thread.
+    fn run(&self) -> Result<String> {
+        Err(GraphError::new(crate::error::Code::Internal))
     }
     /// Judges the component's answer (JSON) and returns the verb's result.
     fn finish(&self, output: &str) -> Result<String>;

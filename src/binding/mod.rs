@@ -124,6 +124,14 @@ impl NativeHostCall {
         self.call.output_bound().map(|n| n as f64)
     }
 
+    /// The answer of a call the engine serves itself (`host` is `lexical`), on the pool: the
+    /// result or an error string. The JS layer waits for it as for a host's executor.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn run(&self) -> AsyncTask<PoolTask> {
+        let call = self.call.clone();
+        PoolTask::run(move || call.run())
+    }
+
     /// Judges the component's answer (JSON); returns the result or an error string.
     #[napi]
     pub fn finish(&self, output: String) -> String {
@@ -417,6 +425,13 @@ pub fn database_sources(config: String) -> String {
 #[napi]
 pub fn walk_bounds() -> String {
     crate::json::walk_bounds_json()
+}
+
+/// For tests only (not part of the package's API): holds every lexical index build at its start
+/// until called with `false`; returns how many builds have started in this process.
+#[napi]
+pub fn hold_lexical_index_builds(held: bool) -> f64 {
+    crate::matching::lexical::index_gate::hold(held) as f64
 }
 
 /// The ID formats as regular expressions (JSON `{ id, knowledgeId }`), for tool schemas.

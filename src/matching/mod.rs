@@ -156,6 +156,14 @@ pub struct Session {
     max_output_bytes: u64,
     budgets: crate::config::budgets::Resolve,
     executor_id: String,
+    /// The built-in lexical executor's part: the engine ranks, off the JS thread ([`HostCall::run`]),
+    /// while the JS layer holds the call to the same deadline, signal and close as a host's.
+    lexical: Option<LexicalAsk>,
+}
+
+struct LexicalAsk {
+    intent: String,
+    min_score: f64,
 }
 
 #[derive(Serialize)]
@@ -203,29 +211,20 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
         max_output_bytes: call.budgets.matching.max_output_bytes,
         budgets: call.budgets.resolve.clone(),
         executor_id,
+        lexical: None,
     };
     if count == 0 {
         return Ok(Started::Done(session.answer("empty", &[])?));
     }
     match executor {
         Executor::Lexical { min_score } => {
-            let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
-                session.view.served.iter().map(|(s, _)| &**s).collect();
-            let ranked = lexical::rank(&snapshots, &req.intent, req.limit as usize, *min_score);
-            let selections: Vec<Selection> = ranked
-                .into_iter()
-                .map(|r| Selection {
-                    node: (r.provider, r.node),
-                    reason: Some(r.reason),
-                    confidence: Some((r.confidence * 1000.0).round() / 1000.0),
-                })
-                .collect();
-            let status = if selections.is_empty() {
-                "no_match"
-            } else {
-                "matched"
-            };
-            Ok(Started::Done(session.answer(status, &selections)?))
+            // Ranking may first wait for the snapshot's index: the call waits like any executor's.
+            session.request = "{}".to_owned();
+            session.lexical = Some(LexicalAsk {
+                intent: req.intent,
+                min_score: *min_score,
+            });
+            Ok(Started::Ask(Box::new(session)))
         }
         Executor::Host { .. } => {
             // The catalog a model sees must fit its budget whole: never truncated.
@@ -348,6 +347,29 @@ impl Session {
     /// Size and count come first, so an answer of any length costs no more than its bound:
     /// its text is measured before it is parsed (the walk that printed it stopped at the same
     /// bound), and the selections are counted before any of them is looked at.
+    /// The lexical executor's answer: its ranking of the scope (on each snapshot's index, which
+    /// this waits for while it is built; an abandoned call leaves the build to finish for the
+    /// next).
+    fn ranked(&self, ask: &LexicalAsk) -> Result<String> {
+        let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
+            self.view.served.iter().map(|(s, _)| &**s).collect();
+        let ranked = lexical::rank(&snapshots, &ask.intent, self.limit as usize, ask.min_score);
+        let selections: Vec<Selection> = ranked
+            .into_iter()
+            .map(|r| Selection {
+                node: (r.provider, r.node),
+                reason: Some(r.reason),
+                confidence: Some((r.confidence * 1000.0).round() / 1000.0),
+            })
+            .collect();
+        let status = if selections.is_empty() {
+            "no_match"
+        } else {
+            "matched"
+        };
+        self.answer(status, &selections)
+    }
+
     fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
         let too_large =
             |limit: u64| GraphError::new(Code::ModelOutputTooLarge).detail("limit", limit);
@@ -439,7 +461,19 @@ impl Session {
 
 impl HostCall for Session {
     fn host(&self) -> Host {
-        Host::Executor
+        if self.lexical.is_some() {
+            Host::Lexical
+        } else {
+            Host::Executor
+        }
+    }
+
+    fn run(&self) -> Result<String> {
+        let ask = self
+            .lexical
+            .as_ref()
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        self.ranked(ask).map_err(|e| e.in_verb(Phase::Match))
     }
 
     fn request(&self) -> &str {

@@ -323,8 +323,43 @@ fn merge_vocabularies(chunks: &mut [Chunk]) -> (String, Vec<u32>, Vec<Vec<u32>>)
     (arena, ends, maps)
 }
 
+/// A gate every index build passes first, for tests of what waits for a build: while it is
+/// held, builds wait at their start (see the `holdLexicalIndexBuilds` binding); it also counts
+/// the builds started, so a test can tell an index reused from one built again.
+pub mod gate {
+    use std::sync::{Condvar, Mutex};
+
+    struct Gate {
+        held: bool,
+        builds: u64,
+    }
+
+    static GATE: Mutex<Gate> = Mutex::new(Gate {
+        held: false,
+        builds: 0,
+    });
+    static OPENED: Condvar = Condvar::new();
+
+    /// Holds (or releases) the builds; returns how many builds have started so far.
+    pub fn hold(held: bool) -> u64 {
+        let mut gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
+        gate.held = held;
+        OPENED.notify_all();
+        gate.builds
+    }
+
+    pub(super) fn pass() {
+        let mut gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
+        gate.builds += 1;
+        while gate.held {
+            gate = OPENED.wait(gate).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
 impl LexicalIndex {
     pub fn build(s: &ProviderSnapshot) -> LexicalIndex {
+        gate::pass();
         // Tokenising and stemming dominate; large providers use every core.
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())

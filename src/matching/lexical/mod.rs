@@ -8,6 +8,7 @@ mod index;
 mod reason;
 mod tokenize;
 
+pub use index::gate as index_gate;
 pub use index::LexicalIndex;
 pub use tokenize::Tokenizer;
 
