@@ -153,8 +153,8 @@ test('arguments past the walk bound are refused without being walked whole', asy
   await rejectsWith(graph.match({ intent: 'x', junk: hugeList(counter) }), 'CG_INPUT_TOO_LARGE', 'match', 'narrow_scope', bound);
   await rejectsWith(graph.getNeighbors('seed.http::route', { junk: hugeList(counter) }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', bound);
   assert.ok(counter.read <= 4 * 50_000, `${counter.read} elements read`);
-  const text = 'x'.repeat(4_194_305);
-  await rejectsWith(graph.listCatalog({ junk: text }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { field: '$', limit: 4_194_304, reason: 'argument_chars' });
+  const text = 'x'.repeat(16_777_217);
+  await rejectsWith(graph.listCatalog({ junk: text }), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { field: '$', limit: 16_777_216, reason: 'argument_chars' });
   // Under the bound, the rules are the engine's as before: an unknown key is named.
   await rejectsWith(graph.listCatalog({ junk: Array.from({ length: 1000 }, (_, i) => ({ i })) }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'junk' });
   await graph.close();

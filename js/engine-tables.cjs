@@ -447,7 +447,7 @@ module.exports = {
   "walkBounds": {
     "arguments": {
       "maxValues": 50000,
-      "maxChars": 4194304
+      "maxChars": 16777216
     }
   }
 };

@@ -25,7 +25,7 @@ pub fn prints_as_is(s: &str) -> bool {
 /// to walk. No budget admits an argument near them; configs (inline definitions, reload
 /// definitions) are not bounded by the walk.
 pub const ARGUMENT_MAX_VALUES: u64 = 50_000;
-pub const ARGUMENT_MAX_CHARS: u64 = 4_194_304;
+pub const ARGUMENT_MAX_CHARS: u64 = 16_777_216;
 
 /// What the walk prints for a value it stopped walking at a bound (past `maxValues`, past
 /// `maxChars`): the whole value is refused, so nothing of it is printed.
