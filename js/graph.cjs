@@ -4,7 +4,7 @@
 
 const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError, inputInvalid } = require('./errors.cjs');
-const { toWireJson, ownValue, ARGUMENTS, HOST_KEY } = require('./pure-json.cjs');
+const { toWireJson, ownValue, ARGUMENTS, HOST_KEY, NON_JSON_KEY } = require('./pure-json.cjs');
 
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
@@ -126,6 +126,8 @@ const CLOSED = Symbol('closed');
  */
 function bounded(invoke, { timeoutMs, signal, active } = {}) {
   return new Promise((resolve, reject) => {
+    // After close() no host component is called any more.
+    if (active?.closed) return reject(CLOSED);
     const controller = new AbortController();
     let settled = false;
     let timer;
@@ -203,6 +205,7 @@ async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, 
  * close() ends the read (CG_GRAPH_CLOSED for the whole call).
  */
 async function askReaders(readers, request, bodies, { active, signal } = {}) {
+  if (active?.closed) throw closedError();
   const answer = { key: request.key };
   const failed = (error) => ({ ...answer, kind: 'failed', code: thrownFields(error)[0] ?? null });
   for (const reader of readers) {
@@ -232,7 +235,7 @@ async function askReaders(readers, request, bodies, { active, signal } = {}) {
       // Unreadable bytes are no bytes: the engine reports the broken contract.
     }
     const field = (name) => stringField(out, name) ?? null;
-    return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: field('contentId'), source: field('source') };
+    return { ...answer, kind: 'body', buffer, contentType: field('contentType'), contentId: statedField(out, 'contentId'), source: field('source') };
   }
   return { ...answer, kind: 'none' };
 }
@@ -249,6 +252,18 @@ function stringField(value, name) {
   }
 }
 
+/** An optional field of a component's answer as the engine judges it: absent (undefined), a
+ *  JSON scalar as given, or the marker of what else it is (a throwing getter included). */
+function statedField(value, name) {
+  try {
+    const v = value?.[name];
+    if (v === undefined || v === null || ['string', 'number', 'boolean'].includes(typeof v)) return v;
+    return { [NON_JSON_KEY]: typeof v };
+  } catch {
+    return { [NON_JSON_KEY]: 'getter' };
+  }
+}
+
 /** How a reader's call ended when it did not answer: close() and an abort end the whole read;
  *  a missed deadline or a throw is that reader's failure (`failed`). */
 function readerFailed(error, failed) {
@@ -257,13 +272,24 @@ function readerFailed(error, failed) {
   return failed(error === TIMED_OUT ? undefined : error);
 }
 
+/** Chunks taken from a reader's stream between two turns given to the event loop. */
+const CHUNKS_PER_TURN = 64;
+/** A turn of the event loop: timers, I/O and close() get to run. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
 async function streamReader(reader, request, bodies, failed, { active, signal } = {}) {
   const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
+  // A stream whose chunks are always ready never lets a timer run: the deadline is checked on
+  // the clock between chunks, and the loop gets a turn every few chunks.
+  const deadline = performance.now() + request.timeoutMs;
   try {
     await bounded(
       async (own) => {
         const chunks = reader.stream(request.ref, readerContext(request), { chunkBytes: request.stream.chunkBytes, signal: own });
+        let taken = 0;
         for await (const chunk of chunks) {
+          if (++taken % CHUNKS_PER_TURN === 0) await turn();
+          if (performance.now() > deadline) throw TIMED_OUT;
           if (own.aborted) break;
           let bytes;
           try {
@@ -577,8 +603,8 @@ class CapabilityGraph {
   #native;
   #hosts;
   /** Calls waiting for a host component (executor, retrievers, adapters, readers, databases);
-   *  close() settles them. */
-  #active = new Set();
+   *  close() settles them, and marks the set `closed`: no component is called after it. */
+  #active = Object.assign(new Set(), { closed: false });
   /** The reload running now (reloads are serial: read, validate, publish). */
   #reloading = Promise.resolve();
 
@@ -625,11 +651,17 @@ class CapabilityGraph {
       signal?.addEventListener('abort', onAbort, { once: true });
       // A read that must scan a large document answers LANE at once and runs again on the
       // engine's long-read lane, so such scans never hold the pool other calls need.
+      // Every round, on the pool or the lane, runs on the state pinned now: a read made before
+      // close() finishes on it.
+      const pin = graph.#native.pinRead();
       const read = (answers, bodies) =>
         graph.#native
-          .read(verb, args, providerId, answers, bodies, cancel)
-          .then((text) => (text === LANE ? graph.#native.readOnLane(verb, args, providerId, answers, bodies, cancel) : text));
-      return abortable(signal, () => withReaders(read, graph.#hosts.readers, 'document', { active, signal })).finally(() => signal?.removeEventListener('abort', onAbort));
+          .read(verb, args, providerId, answers, bodies, cancel, pin)
+          .then((text) => (text === LANE ? graph.#native.readOnLane(verb, args, providerId, answers, bodies, cancel, pin) : text));
+      return abortable(signal, () => withReaders(read, graph.#hosts.readers, 'document', { active, signal })).finally(() => {
+        signal?.removeEventListener('abort', onAbort);
+        pin.release();
+      });
     };
     runHosted = async (graph, verb, query, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
@@ -726,9 +758,14 @@ class CapabilityGraph {
    *  and the component's signal is aborted. */
   async close() {
     if (!isGraph(this)) return; // nothing to release (D13)
+    this.#active.closed = true;
     for (const pending of [...this.#active]) pending.close();
     try {
-      this.#native.close();
+      // Engine reads started before close() finish on their pins; the root handles are closed
+      // now, or once they have finished (then close() resolves after them).
+      const idle = this.#native.close();
+      const released = this.#native.release();
+      if (!idle) await released;
     } catch {
       // D13: failures while releasing are swallowed.
     }

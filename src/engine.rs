@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 /// The answer of a read that must run again on the long-read lane (`crate::lane`).
 pub const LANE: &str = "~";
@@ -42,6 +42,41 @@ pub struct Engine {
     has_readers: bool,
     executor: Option<Executor>,
     backends: Backends,
+    running: Arc<Running>,
+    /// The state `close()` took, until [`Engine::release`] frees it.
+    closing: Mutex<Option<Arc<StoreState>>>,
+}
+
+/// How many engine tasks made before `close()` are queued or running off the JS thread:
+/// close() closes the trusted roots only once none is left, so a read started before it keeps
+/// every document it has yet to open.
+#[derive(Default)]
+struct Running {
+    count: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl Running {
+    fn wait_idle(&self) {
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        while *count > 0 {
+            count = self.idle.wait(count).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// One engine task's place in [`Running`] while it lives (taken on the JS thread when the task
+/// is made, dropped when its work is done).
+pub struct RunningGuard(Arc<Running>);
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        let mut count = self.0.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count -= 1;
+        if *count == 0 {
+            self.0.idle.notify_all();
+        }
+    }
 }
 
 impl Engine {
@@ -120,6 +155,8 @@ impl Engine {
             budgets: config.budgets,
             sources: config.providers,
             has_readers: !config.readers.is_empty(),
+            running: Arc::default(),
+            closing: Mutex::default(),
         };
         crate::memory::release_free_memory();
         engine.index_in_background();
@@ -186,12 +223,28 @@ impl Engine {
     }
 
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {
-        Ok(Call {
-            state: self.store.pin()?,
+        Ok(self.call_on(self.store.pin()?, bound))
+    }
+
+    fn call_on<'a>(&'a self, state: Arc<StoreState>, bound: Option<&'a str>) -> Call<'a> {
+        Call {
+            state,
             budgets: &self.budgets,
             backends: &self.backends,
             bound,
-        })
+        }
+    }
+
+    /// The state a call made now runs on to its end, wherever and whenever its work runs
+    /// (`CG_GRAPH_CLOSED` after `close()`).
+    pub fn pin(&self) -> Result<Arc<StoreState>> {
+        self.store.pin()
+    }
+
+    /// Counts an engine task made now, before `close()` (see [`Engine::release`]).
+    pub fn running(&self) -> RunningGuard {
+        *self.running.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        RunningGuard(self.running.clone())
     }
 
     /// `forProvider(id)` (JSON of the argument): a configured provider's ID, as JSON.
@@ -215,6 +268,17 @@ impl Engine {
 
     /// A query verb by its public name, on JSON arguments; errors take phase `query`.
     pub fn query(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<String> {
+        self.query_on(self.pin(), verb, args, bound)
+    }
+
+    /// `query` on the state the call pinned when it was made.
+    pub fn query_on(
+        &self,
+        state: Result<Arc<StoreState>>,
+        verb: &str,
+        args: &str,
+        bound: Option<&str>,
+    ) -> Result<String> {
         let run = match verb {
             "resolve" => resolve::resolve,
             "listCatalog" => catalog::list_catalog,
@@ -229,7 +293,8 @@ impl Engine {
             "checkDocuments" => maintenance::check_documents,
             _ => return Err(invalid("verb", "a query verb")),
         };
-        self.call(bound)
+        state
+            .map(|state| self.call_on(state, bound))
             .and_then(|call| {
                 crate::json::check_walked(args)?;
                 run(&call, args)
@@ -243,8 +308,10 @@ impl Engine {
     /// A page read's caller can abort it: a local file's scan stops at its next chunk once
     /// `control` is cancelled. Off the long-read lane, a read that would scan a large document
     /// answers [`LANE`]: run it again, with the same arguments, on the lane.
+    #[allow(clippy::too_many_arguments)]
     pub fn read(
         &self,
+        state: Result<Arc<StoreState>>,
         verb: &str,
         args: &str,
         bound: Option<&str>,
@@ -262,10 +329,12 @@ impl Engine {
         let host = HostBodies::new(self.has_readers, answers, bodies)
             .with_reader_timeout(self.budgets.read.reader_timeout_ms)
             .with_control(control);
-        let result = self.call(bound).and_then(|call| {
-            crate::json::check_walked(args)?;
-            run(&call, args, &host)
-        });
+        let result = state
+            .map(|state| self.call_on(state, bound))
+            .and_then(|call| {
+                crate::json::check_walked(args)?;
+                run(&call, args, &host)
+            });
         // What the host still has to read comes first: the rest was computed without it.
         if let Some(requests) = host.pending() {
             return Ok(format!("?{requests}"));
@@ -412,19 +481,47 @@ impl Engine {
         Ok(entry)
     }
 
-    /// `close()`: idempotent. Every trusted root handle is closed now; the snapshots are handed
-    /// back for the caller to free off the JS thread. Queries already running finish on their
-    /// pins (a document they have yet to open is unreadable).
-    pub fn close(&self) -> Option<Arc<crate::store::StoreState>> {
-        let state = self.store.close()?;
-        for s in state.snapshots() {
-            s.close_roots();
+    /// `close()`: idempotent. New calls fail `CG_GRAPH_CLOSED` from now on. When no engine task
+    /// made before is still queued or running, every trusted root handle is closed now
+    /// (`true`); otherwise [`Engine::release`] closes them once those tasks have finished on
+    /// their pins (SPEC §6.5).
+    pub fn close(&self) -> bool {
+        let Some(state) = self.store.close() else {
+            return true;
+        };
+        let idle = *self.running.count.lock().unwrap_or_else(|e| e.into_inner()) == 0;
+        if idle {
+            close_roots(&state);
         }
-        Some(state)
+        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        idle
+    }
+
+    /// After `close()`: waits until every engine task made before it has finished, closes
+    /// every trusted root handle (also those a call still waiting for a host component holds:
+    /// nothing beneath them can be opened any more) and frees the snapshots. Blocks: it runs on
+    /// the pool, queued after the pool tasks it waits for (the long-read lane has threads of
+    /// its own).
+    pub fn release(&self) {
+        self.running.wait_idle();
+        let state = self
+            .closing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(state) = state {
+            close_roots(&state);
+        }
     }
 
     pub fn is_closed(&self) -> bool {
         self.store.is_closed()
+    }
+}
+
+fn close_roots(state: &StoreState) {
+    for s in state.snapshots() {
+        s.close_roots();
     }
 }
 

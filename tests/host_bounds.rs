@@ -153,6 +153,7 @@ fn every_reader_request_carries_the_reader_deadline() {
         let args = json!({ "selected": ["acme::x"] }).to_string();
         let answer = engine
             .read(
+                engine.pin(),
                 "readDocuments",
                 &args,
                 None,

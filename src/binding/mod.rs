@@ -518,7 +518,9 @@ impl Task for PoolTask {
 }
 
 impl NativeGraph {
-    /// One body read as a job for the pool or the lane.
+    /// One body read as a job for the pool or the lane, on the state `pin` holds (pinned now
+    /// without one). It counts as running from now until it has answered, or, when it answers
+    /// `~`, until its run on the lane has.
     #[allow(clippy::too_many_arguments)]
     fn read_job(
         &self,
@@ -529,15 +531,43 @@ impl NativeGraph {
         bodies: Option<Vec<Buffer>>,
         cancel: Option<&NativeCancel>,
         on_lane: bool,
+        pin: Option<&NativeReadPin>,
     ) -> impl FnOnce() -> Result<String> + Send + 'static {
         let engine = self.engine.clone();
         let bodies = owned(bodies);
         let control =
             crate::knowledge::body::ReadControl::new(cancel.map(|c| c.flag.clone()), on_lane);
+        let handed = pin.and_then(|p| p.hop.lock().unwrap_or_else(|e| e.into_inner()).take());
+        // Counted before the state is pinned: close() never misses a read holding a pin.
+        let running = handed.unwrap_or_else(|| engine.running());
+        let state = pin.map_or_else(|| engine.pin(), |p| p.state.clone());
+        let hop = pin.map(|p| p.hop.clone());
         move || {
             let (bound, answers) = (bound.as_deref(), answers.as_deref());
-            engine.read(&verb, &args, bound, answers, bodies, control)
+            let text = engine.read(state, &verb, &args, bound, answers, bodies, control);
+            if let (Some(hop), Ok(crate::engine::LANE)) = (hop, text.as_deref()) {
+                *hop.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
+            }
+            text
         }
+    }
+}
+
+/// What one body read runs on through all its rounds, on the pool and on the lane: the state
+/// pinned when it was made (a read made before `close()` finishes on it), and its count as a
+/// running task while it moves from the pool to the lane.
+#[napi]
+pub struct NativeReadPin {
+    state: Result<Arc<crate::store::StoreState>>,
+    hop: Arc<std::sync::Mutex<Option<crate::engine::RunningGuard>>>,
+}
+
+#[napi]
+impl NativeReadPin {
+    /// Ends the read: a run on the lane it no longer makes is not waited for.
+    #[napi]
+    pub fn release(&self) {
+        self.hop.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }
 
@@ -595,6 +625,7 @@ impl NativeGraph {
     /// stops a page read's scan of a local file between chunks. A read that must scan a large
     /// document answers `~` at once: the caller runs it again with `readOnLane`.
     #[napi(ts_return_type = "Promise<string>")]
+    #[allow(clippy::too_many_arguments)]
     pub fn read(
         &self,
         verb: String,
@@ -603,8 +634,9 @@ impl NativeGraph {
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
         cancel: Option<&NativeCancel>,
+        pin: Option<&NativeReadPin>,
     ) -> AsyncTask<PoolTask> {
-        PoolTask::run(self.read_job(verb, args, bound, answers, bodies, cancel, false))
+        PoolTask::run(self.read_job(verb, args, bound, answers, bodies, cancel, false, pin))
     }
 
     /// `read` on the long-read lane (`crate::lane`), never on the pool other calls share.
@@ -619,8 +651,9 @@ impl NativeGraph {
         answers: Option<String>,
         bodies: Option<Vec<Buffer>>,
         cancel: Option<&NativeCancel>,
+        pin: Option<&NativeReadPin>,
     ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
-        let job = self.read_job(verb, args, bound, answers, bodies, cancel, true);
+        let job = self.read_job(verb, args, bound, answers, bodies, cancel, true, pin);
         let (deferred, promise) = env.create_deferred::<String, _>()?;
         crate::lane::submit(move || {
             let text = outcome(guarded(job));
@@ -638,16 +671,33 @@ impl NativeGraph {
         PoolTask::run(move || engine.reload(&args, databases?.as_deref()))
     }
 
-    /// Closes now (every root handle included) and frees the snapshots on the pool: the
-    /// promise settles once the memory is released; nothing needs to await it.
+    /// Closes for new calls. `true` when no engine task made before is still queued or
+    /// running: every root handle is closed now. Either way [`NativeGraph::release`] frees the
+    /// rest.
+    #[napi]
+    pub fn close(&self) -> bool {
+        self.engine.close()
+    }
+
+    /// On the pool, once the engine tasks made before `close()` have finished: closes every
+    /// root handle and frees the snapshots; the promise settles when all is released.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn close(&self) -> AsyncTask<PoolTask> {
-        let state = self.engine.close();
+    pub fn release(&self) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
         PoolTask::run(move || {
-            drop(state);
+            engine.release();
             crate::memory::release_free_memory();
             Ok(String::new())
         })
+    }
+
+    /// Pins the state for one body read, every round of it (see [`NativeReadPin`]).
+    #[napi]
+    pub fn pin_read(&self) -> NativeReadPin {
+        NativeReadPin {
+            state: self.engine.pin(),
+            hop: Arc::default(),
+        }
     }
 
     /// The engine's own memory accounting (JSON).
@@ -665,7 +715,13 @@ impl NativeGraph {
         bound: Option<String>,
     ) -> AsyncTask<PoolTask> {
         let engine = self.engine.clone();
-        PoolTask::run(move || engine.query(&verb, &args, bound.as_deref()))
+        // Pinned now: a query made before close() runs to its end whenever the pool takes it.
+        let running = engine.running();
+        let state = engine.pin();
+        PoolTask::run(move || {
+            let _running = running;
+            engine.query_on(state, &verb, &args, bound.as_deref())
+        })
     }
 
     /// `start` on the pool, for the verbs of `POOL_VERBS`.

@@ -17,7 +17,9 @@ pub enum Answer {
     Body {
         bytes: Option<Vec<u8>>,
         content_type: Option<String>,
-        content_id: Option<String>,
+        /// The content ID the reader stated: absent (`None`), or what it gave — which must be
+        /// a string.
+        content_id: Option<Value>,
         source: Option<String>,
     },
     /// A reader's `stream()`, as the engine's stream check summed it up: the page's bytes
@@ -113,7 +115,7 @@ impl HostBodies {
                 Some("body") => Answer::Body {
                     bytes: buffer(),
                     content_type: field("contentType"),
-                    content_id: field("contentId"),
+                    content_id: a.get("contentId").cloned(),
                     source: field("source"),
                 },
                 Some("streamed") => Answer::Streamed {
@@ -300,8 +302,13 @@ impl HostBodies {
                         .detail("limit", max_bytes));
                 }
                 // A reader may state the content ID it expects; the engine computes its own.
-                if claimed.as_ref().is_some_and(|c| *c != content_id(&bytes)) {
-                    return Err(contract("reader_content_identity_mismatch"));
+                match claimed {
+                    None => {}
+                    Some(Value::String(c)) if *c == content_id(&bytes) => {}
+                    Some(Value::String(_)) => {
+                        return Err(contract("reader_content_identity_mismatch"))
+                    }
+                    Some(_) => return Err(contract("reader_content_id_invalid")),
                 }
                 Ok(HostBody {
                     bytes,

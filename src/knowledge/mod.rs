@@ -198,6 +198,7 @@ mod tests {
         let args = json!({ "selected": ["acme::x"] }).to_string();
         let out = engine
             .read(
+                engine.pin(),
                 "readDocuments",
                 &args,
                 None,
