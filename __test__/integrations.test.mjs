@@ -251,7 +251,17 @@ test('queryKnowledge answers what it can without a retriever, and never calls on
   // Selected capabilities that do not resolve: warnings, or the whole query when none does.
   const partly = await q({ selected: ['acme::missing', 'acme::e'] });
   assert.deepEqual(partly.meta.warnings.map((w) => [w.code, w.details.selectedIndex]), [['CG_CAPABILITY_NOT_FOUND', 0]]);
-  await rejectsWith(q({ selected: ['acme::missing', 'acme::gone'] }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
+  // Failing alike, the whole query is that failure and carries the same summary as a mixed one.
+  const alike = await rejectsWith(q({ selected: ['acme::missing', 'acme::gone'] }), 'CG_CAPABILITY_NOT_FOUND', 'query', 'refresh');
+  assert.deepEqual(alike.details, {
+    failureCount: 2,
+    failures: [0, 1].map((inputIndex) => ({ inputIndex, code: 'CG_CAPABILITY_NOT_FOUND', nextAction: 'refresh' })),
+    omittedFailureCount: 0,
+  });
+  const malformed = await rejectsWith(q({ selected: Array.from({ length: 25 }, (_, i) => `bad id ${i}`) }), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  assert.equal(typeof malformed.details.field, 'string');
+  assert.equal(typeof malformed.details.expected, 'string');
+  assert.deepEqual([malformed.details.failureCount, malformed.details.failures.length, malformed.details.omittedFailureCount], [25, 20, 5]);
   const mixed = await rejectsWith(q({ selected: ['acme::missing', 'nope::x'] }), 'CG_PARTIAL_ITEM', 'query', 'fix_input');
   assert.deepEqual(mixed.details.failures.map((f) => [f.inputIndex, f.code]), [[0, 'CG_CAPABILITY_NOT_FOUND'], [1, 'CG_PROVIDER_NOT_FOUND']]);
   assert.deepEqual([mixed.details.failureCount, mixed.details.omittedFailureCount], [2, 0]);
@@ -389,7 +399,7 @@ test('queryKnowledge: stale or foreign evidence fails the query, bad hits become
     [2, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_content_mismatch'],
     [3, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_mismatch'],
     [4, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_mismatch'],
-    [5, 'CG_ACCESS_DENIED', undefined],
+    [5, 'CG_PROVIDER_NOT_FOUND', undefined],
     [6, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_mismatch'],
     [7, 'CG_ADAPTER_CONTRACT_INVALID', 'knowledge_hit_invalid'],
   ]);
@@ -424,7 +434,7 @@ test('queryKnowledge: access reads only the targets sent, and expires with the c
   assert.deepEqual(errors, [
     ['CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', 'retrieval_target_override'],
     ['CG_ADAPTER_CONTRACT_INVALID', 'query', 'contact_admin', 'retrieval_target_not_selected'],
-    ['CG_SCOPE_DENIED', 'query', 'narrow_scope', undefined],
+    ['CG_PROVIDER_NOT_FOUND', 'query', 'refresh', undefined],
     ['CG_INPUT_INVALID', 'query', 'fix_input', 'target'],
     ['CG_INPUT_INVALID', 'query', 'fix_input', 'budget.maxBytes'],
     ['CG_INPUT_INVALID', 'query', 'fix_input', 'consume'],
@@ -440,6 +450,28 @@ test('queryKnowledge: access reads only the targets sent, and expires with the c
   const passed = await rejectsWith(refusing.queryKnowledge({ text: 'route', selected: ['seed.http::route'] }), 'CG_INDEX_STALE', 'query', 'refresh');
   assert.equal(passed.details, undefined);
   await refusing.close();
+  await graph.close();
+});
+
+test("queryKnowledge: access to another provider's target is refused like any explicit target", async () => {
+  const errors = [];
+  const fields = (e) => [e.code, e.phase, e.nextAction];
+  const doc = { kind: 'document', knowledgeId: 'A-01', role: 'guide', locator: { type: 'relative-file', path: 'a.md' } };
+  const retriever = {
+    id: 'wandering',
+    async retrieve(input, access) {
+      for (const id of ['zeta::a', { providerId: 'zeta', capabilityId: 'a' }, 'acme::a']) {
+        errors.push(await access.read({ id, knowledgeId: 'A-01' }, { maxBytes: 100 }).then(() => null, fields));
+        errors.push(await access.scan({ id, knowledgeId: 'A-01' }, () => {}).then(() => null, fields));
+      }
+      return { hits: [] };
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [seedSource(), inline('acme', [cap('a', { knowledge: [doc] })])], knowledgeRetriever: retriever });
+  await graph.queryKnowledge({ text: 'route', selected: ['seed.http::route'], requestProviderScope: ['seed.http'] }).catch(() => {});
+  const missing = ['CG_PROVIDER_NOT_FOUND', 'query', 'refresh'];
+  const denied = ['CG_ACCESS_DENIED', 'query', 'check_config'];
+  assert.deepEqual(errors, [missing, missing, missing, missing, denied, denied]);
   await graph.close();
 });
 

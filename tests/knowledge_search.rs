@@ -148,7 +148,7 @@ fn access_checks_the_target_and_expires() {
         ),
         (
             json!({ "id": "other::route", "knowledgeId": "D-01" }),
-            ("CG_SCOPE_DENIED", "narrow_scope"),
+            ("CG_PROVIDER_NOT_FOUND", "refresh"),
             None,
         ),
         (json!("D-01"), ("CG_INPUT_INVALID", "fix_input"), None),

@@ -82,6 +82,9 @@ pub(super) struct KnowledgeSearch {
     pub(super) limits: Limits,
     pub(super) has_readers: bool,
     pub(super) warnings: Vec<Value>,
+    /// Every configured provider, in ID order: a target outside the view is in one of them
+    /// (`CG_ACCESS_DENIED`) or in none (`CG_PROVIDER_NOT_FOUND`).
+    configured: Vec<String>,
     access: Mutex<Access>,
 }
 
@@ -139,6 +142,7 @@ impl KnowledgeSearch {
         limits: Limits,
         has_readers: bool,
         warnings: Vec<Value>,
+        configured: Vec<String>,
     ) -> KnowledgeSearch {
         let observed = targets.iter().map(|_| None).collect();
         KnowledgeSearch {
@@ -149,6 +153,7 @@ impl KnowledgeSearch {
             limits,
             has_readers,
             warnings,
+            configured,
             access: Mutex::new(Access {
                 started: None,
                 observed,
@@ -158,6 +163,21 @@ impl KnowledgeSearch {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Access> {
         self.access.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An explicit target's provider (SPEC §14 D2): configured, then inside this call's view.
+    fn in_view(&self, provider: &str) -> Result<()> {
+        if self.view.position(provider).is_some() {
+            return Ok(());
+        }
+        if self
+            .configured
+            .binary_search_by(|p| p.as_str().cmp(provider))
+            .is_err()
+        {
+            return Err(GraphError::new(Code::ProviderNotFound));
+        }
+        Err(GraphError::new(Code::AccessDenied))
     }
 
     /// The target a `{ id, knowledgeId }` names: the checks of `access.read` and `access.scan`.
@@ -180,9 +200,7 @@ impl KnowledgeSearch {
         if m.keys().any(|k| k != "id" && k != "knowledgeId") {
             return Err(contract("retrieval_target_override"));
         }
-        if self.view.position(p).is_none() {
-            return Err(GraphError::new(Code::ScopeDenied));
-        }
+        self.in_view(p)?;
         let key = format!("{}::{knowledge_id}", format_qualified(p, c));
         self.targets
             .binary_search_by(|t| t.key.as_str().cmp(&key))
@@ -413,9 +431,7 @@ impl KnowledgeSearch {
             .get("id")
             .and_then(|id| capability_ref(id, "id", None).ok())
             .ok_or_else(|| contract("knowledge_hit_invalid"))?;
-        if self.view.position(p).is_none() {
-            return Err(GraphError::new(Code::AccessDenied));
-        }
+        self.in_view(p)?;
         let mismatch = || contract("knowledge_hit_mismatch");
         let i = self
             .target_of(&json!({ "id": m.get("id"), "knowledgeId": m.get("knowledgeId") }))

@@ -116,17 +116,20 @@ fn mapping_revision(view: &View, targets: &[Target]) -> String {
 
 /// The whole-query error when no selected capability resolved: their shared code, or
 /// `CG_PARTIAL_ITEM` summarising mixed codes.
-fn none_resolved(mut failures: Vec<(usize, GraphError)>) -> GraphError {
+fn none_resolved(failures: Vec<(usize, GraphError)>) -> GraphError {
     let first = failures[0].1.code();
-    if failures.iter().all(|(_, e)| e.code() == first) {
-        return failures.swap_remove(0).1;
-    }
     let summaries: Vec<Value> = failures
         .iter()
         .take(MAX_FAILURE_SUMMARIES)
         .map(|(i, e)| json!({ "inputIndex": i, "code": e.code().as_str(), "nextAction": e.next_action().map(|a| a.as_str()) }))
         .collect();
-    GraphError::new(Code::PartialItem)
+    // Failing alike, the whole query is that failure (its own details kept), summarised the same.
+    let error = if failures.iter().all(|(_, e)| e.code() == first) {
+        failures[0].1.clone()
+    } else {
+        GraphError::new(Code::PartialItem)
+    };
+    error
         .detail("failureCount", failures.len())
         .detail("failures", summaries)
         .detail(
@@ -370,5 +373,6 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
         limits,
         has_readers,
         warnings,
+        call.state.providers.keys().cloned().collect(),
     ))))
 }
