@@ -88,6 +88,8 @@ for (const id of ID_CASES) {
 
 const DEFINITION_CASES = [
   ['a blank name', def({ capabilities: [cap('a', { name: '  ' })] }), 'capabilities[0].name', 'nonempty_string_required'],
+  ['a name of byte order marks and spaces only', def({ capabilities: [cap('a', { name: '\uFEFF \uFEFF' })] }), 'capabilities[0].name', 'nonempty_string_required'],
+  ['a provider name of a byte order mark only', def({ name: '\uFEFF' }), 'name', 'nonempty_string_required'],
   ['null for an optional field', def({ capabilities: [cap('a', { distinction: null })] }), 'capabilities[0].distinction', 'nonempty_string_required'],
   ['null examples', def({ capabilities: [cap('a', { examples: null })] }), 'capabilities[0].examples', 'array_required'],
   ['an unknown key', def({ capabilities: [cap('a', { tags: [] })] }), 'capabilities[0].tags', 'unknown_key'],

@@ -9,6 +9,12 @@ use serde_json::Value;
 /// marker is never user data.
 pub const NON_JSON_KEY: &str = "$cgNonJson";
 
+/// Whether `s` is blank: nothing but white space and byte order marks (U+FEFF, which
+/// JavaScript's `trim()` removes too), so no name or text is made of invisible characters only.
+pub fn is_blank(s: &str) -> bool {
+    s.chars().all(|c| c.is_whitespace() || c == '\u{feff}')
+}
+
 /// Whether JSON prints `s` as it is, between quotes: no quote, backslash or control character
 /// (serde_json, like `JSON.stringify`, leaves every other character as it is).
 pub fn prints_as_is(s: &str) -> bool {
@@ -158,6 +164,16 @@ pub fn compact_len_without(map: &serde_json::Map<String, Value>, skip: &str) -> 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn blank_is_white_space_and_byte_order_marks_only() {
+        for blank in ["", " ", "\t\n", "\u{feff}", "\u{feff} \u{feff}", "\u{3000}"] {
+            assert!(is_blank(blank), "{blank:?}");
+        }
+        for text in ["a", "\u{feff}a", " a ", "\u{200b}"] {
+            assert!(!is_blank(text), "{text:?}");
+        }
+    }
 
     #[test]
     fn compact_len_matches_compact_serialisation() {

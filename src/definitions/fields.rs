@@ -137,7 +137,7 @@ pub fn key_problems(
 /// A non-blank string (never trimmed or normalised).
 pub fn text(o: &Origin, v: &Value, field: &str) -> Result<String, GraphError> {
     match v {
-        Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+        Value::String(s) if !crate::json::is_blank(s) => Ok(s.clone()),
         _ => Err(o.invalid(field, type_reason(v, "nonempty_string_required"))),
     }
 }

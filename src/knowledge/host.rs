@@ -290,7 +290,7 @@ impl HostBodies {
                     .ok_or_else(|| contract("reader_bytes_required"))?;
                 let content_type = content_type
                     .as_deref()
-                    .filter(|t| !t.trim().is_empty() && t.len() <= 256)
+                    .filter(|t| !crate::json::is_blank(t) && t.len() <= 256)
                     .ok_or_else(|| contract("reader_content_type_required"))?
                     .to_owned();
                 if said.as_deref() != Some(source(doc).as_str()) {

@@ -66,7 +66,7 @@ impl StreamCheck {
         if self.refused.is_some() {
             return false;
         }
-        let content_type = content_type.filter(|t| !t.trim().is_empty() && t.len() <= 256);
+        let content_type = content_type.filter(|t| !crate::json::is_blank(t) && t.len() <= 256);
         let same_type = match (&self.content_type, content_type) {
             (_, None) => false,
             (None, Some(t)) => {

@@ -141,7 +141,7 @@ impl DatabaseRead {
         let v = &self.value;
         if v.get("sourceRevision")
             .and_then(Value::as_str)
-            .is_none_or(|s| s.trim().is_empty())
+            .is_none_or(crate::json::is_blank)
         {
             return Err(contract("source_revision_required"));
         }
@@ -601,7 +601,7 @@ impl ReadCollector {
         let mut read =
             String::with_capacity(context.len() + p.records.len() + p.streams.len() + 64);
         read.push_str(&context[..context.len() - 1]);
-        if context[1..context.len() - 1].trim().is_empty() {
+        if crate::json::is_blank(&context[1..context.len() - 1]) {
             read.push_str(r#""capabilities":["#);
         } else {
             read.push_str(r#","capabilities":["#);

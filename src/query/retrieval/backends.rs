@@ -25,7 +25,7 @@ pub struct Backends {
 
 fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str> {
     args.string(key)?
-        .filter(|t| !t.trim().is_empty())
+        .filter(|t| !crate::json::is_blank(t))
         .ok_or_else(|| invalid(key, "non-blank string"))
 }
 
@@ -234,12 +234,12 @@ pub fn runtime_start(call: &Call, json: &str) -> Result<Started> {
             Some(s) if s.len() > MAX_CONTEXT_BYTES => {
                 return Err(too_large(key, MAX_CONTEXT_BYTES as u64))
             }
-            Some(s) if !s.trim().is_empty() => context.push(s),
+            Some(s) if !crate::json::is_blank(s) => context.push(s),
             _ => return Err(GraphError::new(Code::RuntimeContextRequired).detail("field", key)),
         }
     }
     for key in ["instanceId", "requiredRuntimeRevision", "cursor"] {
-        if args.string(key)?.is_some_and(|s| s.trim().is_empty()) {
+        if args.string(key)?.is_some_and(crate::json::is_blank) {
             return Err(invalid(key, "non-blank string"));
         }
     }
@@ -382,7 +382,8 @@ struct Runtime {
 }
 
 fn non_blank(v: Option<&Value>) -> Option<&str> {
-    v.and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+    v.and_then(Value::as_str)
+        .filter(|s| !crate::json::is_blank(s))
 }
 
 /// ISO 8601 date-time (`2026-11-30T12:00:00Z`, fractions and offsets allowed).

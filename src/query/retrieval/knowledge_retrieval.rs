@@ -84,7 +84,7 @@ pub(super) struct KnowledgeSearch {
     pub(super) warnings: Vec<Value>,
     /// Every configured provider, in ID order: a target outside the view is in one of them
     /// (`CG_ACCESS_DENIED`) or in none (`CG_PROVIDER_NOT_FOUND`).
-    configured: Vec<String>,
+    pub(super) configured: Vec<String>,
     access: Mutex<Access>,
 }
 
@@ -142,7 +142,6 @@ impl KnowledgeSearch {
         limits: Limits,
         has_readers: bool,
         warnings: Vec<Value>,
-        configured: Vec<String>,
     ) -> KnowledgeSearch {
         let observed = targets.iter().map(|_| None).collect();
         KnowledgeSearch {
@@ -153,7 +152,7 @@ impl KnowledgeSearch {
             limits,
             has_readers,
             warnings,
-            configured,
+            configured: Vec::new(),
             access: Mutex::new(Access {
                 started: None,
                 observed,

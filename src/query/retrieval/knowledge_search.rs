@@ -295,7 +295,7 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
     let filters = Filters::parse(&args, budget.max_filter_values_per_dimension)?;
     let text = args
         .string("text")?
-        .filter(|t| !t.trim().is_empty())
+        .filter(|t| !crate::json::is_blank(t))
         .ok_or_else(|| invalid("text", "non-blank string"))?;
     if text.len() as u64 > budget.max_text_bytes {
         return Err(input_too_large("text", budget.max_text_bytes)
@@ -365,14 +365,8 @@ pub fn knowledge_start(call: &Call, json: &str, has_readers: bool) -> Result<Sta
         reader_timeout_ms: call.budgets.read.reader_timeout_ms,
     };
     let warnings = meta.warnings;
-    Ok(Started::Ask(Box::new(KnowledgeSearch::new(
-        request,
-        view,
-        held,
-        mapping,
-        limits,
-        has_readers,
-        warnings,
-        call.state.providers.keys().cloned().collect(),
-    ))))
+    let mut search =
+        KnowledgeSearch::new(request, view, held, mapping, limits, has_readers, warnings);
+    search.configured = call.state.providers.keys().cloned().collect();
+    Ok(Started::Ask(Box::new(search)))
 }
