@@ -998,7 +998,8 @@ export interface DatabasePage<T> {
   /** At most the request's `limit` (else `invalid_store_page`). */
   items: T[];
   /** Must advance (non-empty, never one the same list gave before) and come with at least one
-   *  item (else `invalid_store_page`); absent (or null) on the last page. */
+   *  item (else `invalid_store_page`); absent (or null) on the last page. Any other value is
+   *  CG_ADAPTER_CONTRACT_INVALID. */
   nextCursor?: string | null;
 }
 

@@ -304,12 +304,25 @@ test('a page over its limit or with a cursor that does not advance fails the rea
     const { source: s } = viewWith(overrides);
     await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_CONFIG_INVALID', 'load', 'check_config', { reason: 'invalid_store_page' });
   }
-  // A page without an items array, or a cursor that is not a string, breaks the adapter contract.
-  for (const scanCapabilities of [async () => null, async () => ({ items: 'x' }), async () => ({ items: [record], nextCursor: 7 })]) {
+  // A page without an items array, or a cursor that is neither a string nor null, breaks the
+  // adapter contract.
+  for (const scanCapabilities of [async () => null, async () => ({ items: 'x' }), async () => ({ items: [record], nextCursor: 7 }), async () => ({ items: [record], nextCursor: false })]) {
     const { source: s } = viewWith({ view: () => ({ scanCapabilities }) });
     const e = await rejectsWith(CapabilityGraph.open({ providers: [s] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
     assert.equal(e.details, undefined);
   }
+  // A null cursor, like an absent one, marks the last page.
+  const { source: lastNull } = viewWith({
+    view: (view) => {
+      const scan = view.scanCapabilities.bind(view);
+      const neighbors = view.neighbors.bind(view);
+      const nullEnd = async (page) => ({ ...(await page), nextCursor: (await page).nextCursor ?? null });
+      return { scanCapabilities: (...args) => nullEnd(scan(...args)), neighbors: (...args) => nullEnd(neighbors(...args)) };
+    },
+  });
+  const graph = await CapabilityGraph.open({ providers: [lastNull] });
+  assert.ok((await graph.listCatalog()).items.length > 1);
+  await graph.close();
 });
 
 test('a record value that is not plain JSON is CG_DEFINITION_INVALID naming its field, as inline', async () => {
