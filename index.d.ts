@@ -848,7 +848,10 @@ export interface KnowledgeRetrievalAccess {
     budget: { maxBytes: number },
   ): Promise<{ bytes: Uint8Array; contentType: string; contentId: string; source: string }>;
   /** The whole document, of any size, in chunks of at most `chunkBytes` (default and cap
-   *  `budgets.read.maxBytes`) cut on character boundaries, each awaited in order. */
+   *  `budgets.read.maxBytes`) cut on character boundaries, each awaited in order. A URL
+   *  document is handed on while its reader's `stream()` delivers it (within
+   *  `budgets.read.readerTimeoutMs`, `consume` included); a reader without `stream()` reads it
+   *  whole, up to `budgets.read.maxResponseBytes`. */
   scan(
     target: { id: CapabilityId; knowledgeId: string },
     consume: (bytes: Uint8Array, startOffset: number) => void | Promise<void>,

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
-import { assertError, cap, rejectsWith, repoRoot } from './helpers.mjs';
+import { assertError, cap, currentEvidence, rejectsWith, repoRoot } from './helpers.mjs';
 
 const { native } = createRequire(import.meta.url)('../js/native.cjs');
 const never = () => new Promise(() => {});
@@ -186,4 +186,119 @@ test('a reader stating a content ID that is not a string breaks its contract', a
   const r = await graph.readDocuments({ selected: ['acme::x'] });
   assert.equal(r.results[0].value.text, text);
   await graph.close();
+});
+
+test('access.scan streams a URL document of any size through its reader, and hits in it are checked at their ranges', async () => {
+  const line = 'Ordinary routing prose with a few wide characters: é ✓ 𝄞. ';
+  const needle = 'The needle: retries back off exponentially.';
+  const body = `${line.repeat(3000)}${needle}\n${'é'.repeat(40_000)}`;
+  const bytes = new TextEncoder().encode(body);
+  const streams = [];
+  let wholeReads = 0;
+  const reader = {
+    id: 'web',
+    canRead: () => true,
+    read: () => (wholeReads++, { bytes, contentType: 'text/markdown', source: url }),
+    async *stream(ref, ctx, { chunkBytes }) {
+      const stream = { yielded: 0 };
+      streams.push(stream);
+      for (let at = 0; at < bytes.length; at += chunkBytes) {
+        stream.yielded++;
+        yield { bytes: bytes.subarray(at, at + chunkBytes), contentType: 'text/markdown', source: url };
+      }
+    },
+  };
+  let yieldedAtFirstChunk;
+  const chunks = [];
+  const retriever = {
+    id: 'streaming',
+    async retrieve(input, access) {
+      const [t] = input.targets;
+      const target = { id: t.id, knowledgeId: t.knowledgeId };
+      const scanned = await access.scan(target, (chunk, offset) => {
+        yieldedAtFirstChunk ??= streams[0].yielded;
+        chunks.push([offset, Buffer.from(chunk)]);
+      }, { chunkBytes: 1000 });
+      const at = Buffer.concat(chunks.map(([, b]) => b)).indexOf(needle);
+      const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId: scanned.contentId, source: url, startOffset: at, endOffset: at + needle.length, snippet: needle };
+      const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: scanned.contentId, indexedContentId: scanned.contentId };
+      return { hits: [hit, { ...hit, startOffset: at + 1, endOffset: at + 1 + needle.length }], evidence: currentEvidence(input, [document]) };
+    },
+  };
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [web] })] };
+  const budgets = { read: { maxBytes: 16_384, maxResponseBytes: 65_536 } };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader], knowledgeRetriever: retriever, budgets });
+  try {
+    const r = await graph.queryKnowledge({ text: 'retries', selected: ['acme::x'] });
+    assert.ok(bytes.length > 4 * budgets.read.maxResponseBytes, 'far larger than a whole read may be');
+    assert.equal(wholeReads, 0, 'never read whole');
+    // Handed on while the reader streams, not gathered first.
+    assert.ok(yieldedAtFirstChunk < streams[0].yielded / 2, `${yieldedAtFirstChunk} of ${streams[0].yielded}`);
+    let offset = 0;
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    for (const [at, chunk] of chunks) {
+      assert.equal(at, offset);
+      assert.ok(chunk.length > 0 && chunk.length <= 1000);
+      decoder.decode(chunk); // each chunk ends on a character boundary
+      offset += chunk.length;
+    }
+    assert.equal(Buffer.concat(chunks.map(([, b]) => b)).toString('utf8'), body);
+    assert.deepEqual(r.items.map((h) => h.snippet), [needle]);
+    assert.deepEqual(r.meta.warnings.map((w) => [w.details.hitIndex, w.details.reason]), [[1, 'knowledge_hit_content_mismatch']]);
+    // The same content identity as a page read of the document.
+    const page = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'WEB', maxBytes: 64 });
+    assert.equal(r.items[0].contentId, page.contentId);
+  } finally {
+    await graph.close();
+  }
+});
+
+test('access.scan of a URL document: a consumer that throws ends the scan with its error; a document that changes before its hits are checked is stale', async () => {
+  let text = 'Streaming guide. Retries back off.\n';
+  const reader = {
+    id: 'web',
+    canRead: () => true,
+    read: never,
+    async *stream() {
+      yield { bytes: new TextEncoder().encode(text), contentType: 'text/markdown', source: url };
+    },
+  };
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [cap('x', { knowledge: [web] })] };
+  let caught;
+  const failing = {
+    id: 'k',
+    async retrieve(input, access) {
+      const [t] = input.targets;
+      caught = await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, () => {
+        throw new RangeError('index full');
+      }).catch((e) => e);
+      const controller = new AbortController();
+      controller.abort();
+      caught = [caught, await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, () => {}, { signal: controller.signal }).catch((e) => e)];
+      return { hits: [] };
+    },
+  };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader], knowledgeRetriever: failing });
+  await graph.queryKnowledge({ text: 'x', selected: ['acme::x'] }).catch(() => {});
+  assert.ok(caught[0] instanceof RangeError);
+  assert.equal(caught[1].name, 'AbortError');
+  await graph.close();
+
+  const changing = {
+    id: 'k',
+    async retrieve(input, access) {
+      const [t] = input.targets;
+      const scanned = await access.scan({ id: t.id, knowledgeId: t.knowledgeId }, () => {});
+      text = 'Streaming guide. Retries back off!\n'; // changed before the hits are checked
+      const snippet = 'Retries back off';
+      const hit = { id: t.id, knowledgeId: t.knowledgeId, contentId: scanned.contentId, source: url, startOffset: 17, endOffset: 17 + snippet.length, snippet };
+      const document = { id: t.id, knowledgeId: t.knowledgeId, sourceContentId: scanned.contentId, indexedContentId: scanned.contentId };
+      return { hits: [hit], evidence: currentEvidence(input, [document]) };
+    },
+  };
+  const second = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader], knowledgeRetriever: changing });
+  const r = await second.queryKnowledge({ text: 'x', selected: ['acme::x'] });
+  assert.deepEqual(r.items, []);
+  assert.deepEqual(r.meta.warnings.map((w) => [w.code, w.details.reason]), [['CG_INDEX_STALE', 'content_changed']]);
+  await second.close();
 });

@@ -177,7 +177,7 @@ async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, 
     output = await bounded(
       async (own) => {
         const answer = await invoke(request, own);
-        await prepare?.();
+        await prepare?.(answer);
         return answer;
       },
       { timeoutMs: pending.timeoutMs, signal, active },
@@ -204,7 +204,7 @@ async function runHost(pending, invoke, { signal, active, timeoutCode, prepare, 
  * unreadable. What comes back is passed to the engine unjudged; the engine validates it.
  * close() ends the read (CG_GRAPH_CLOSED for the whole call).
  */
-async function askReaders(readers, request, bodies, { active, signal } = {}) {
+async function askReaders(readers, request, bodies, { active, signal, consume } = {}) {
   if (active?.closed) throw closedError();
   const answer = { key: request.key };
   const failed = (error) => ({ ...answer, kind: 'failed', code: thrownFields(error)[0] ?? null });
@@ -216,7 +216,7 @@ async function askReaders(readers, request, bodies, { active, signal } = {}) {
       return failed(error);
     }
     if (!accepts) continue;
-    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, { active, signal });
+    if (request.stream !== undefined && typeof reader.stream === 'function') return streamReader(reader, request, bodies, failed, { active, signal, consume });
     let out;
     try {
       out = await bounded((own) => reader.read(request.ref, readerContext(request), { maxBytes: request.maxBytes, signal: own }), {
@@ -242,6 +242,15 @@ async function askReaders(readers, request, bodies, { active, signal } = {}) {
 
 /** What a reader is told about the document it reads. */
 const readerContext = (request) => ({ providerId: request.providerId, staticRevision: request.staticRevision });
+
+/** `value[name]`, undefined when it cannot be read. */
+function ownField(value, name) {
+  try {
+    return value?.[name];
+  } catch {
+    return undefined;
+  }
+}
 
 /** `value[name]` when it is a string (a throwing getter counts as absent). */
 function stringField(value, name) {
@@ -277,32 +286,58 @@ const CHUNKS_PER_TURN = 64;
 /** A turn of the event loop: timers, I/O and close() get to run. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-async function streamReader(reader, request, bodies, failed, { active, signal } = {}) {
-  const check = native.streamCheck(JSON.stringify({ source: request.stream.source, chunkBytes: request.stream.chunkBytes, start: request.stream.start, keep: request.stream.keep }));
+/**
+ * Streams one URL document through the engine's check (`request.stream`): for a page read the
+ * check keeps the page; for a knowledge retriever's scan (`emit`) the check hands the document
+ * on in chunks as it arrives, each awaited by `consume(bytes)` before the next is read. What
+ * `consume` throws ends the scan as it is.
+ */
+async function streamReader(reader, request, bodies, failed, { active, signal, consume } = {}) {
+  const { source, chunkBytes, start, keep, ranges, emit } = request.stream;
+  const check = native.streamCheck(JSON.stringify({ source, chunkBytes, start, keep, ranges, emit }));
   // A stream whose chunks are always ready never lets a timer run: the deadline is checked on
   // the clock between chunks, and the loop gets a turn every few chunks.
   const deadline = performance.now() + request.timeoutMs;
+  let consumer;
+  const handOn = async (own, last) => {
+    if (emit === undefined || consume === undefined) return;
+    for (let bytes; !own.aborted && (bytes = check.take(last)) !== null; ) {
+      try {
+        await consume(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      } catch (error) {
+        consumer = { error };
+        throw error;
+      }
+    }
+  };
   try {
     await bounded(
       async (own) => {
-        const chunks = reader.stream(request.ref, readerContext(request), { chunkBytes: request.stream.chunkBytes, signal: own });
+        const chunks = reader.stream(request.ref, readerContext(request), { chunkBytes, signal: own });
         let taken = 0;
+        let complete = true;
         for await (const chunk of chunks) {
           if (++taken % CHUNKS_PER_TURN === 0) await turn();
           if (performance.now() > deadline) throw TIMED_OUT;
-          if (own.aborted) break;
+          if (own.aborted) return;
           let bytes;
           try {
             if (chunk?.bytes instanceof Uint8Array) bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
           } catch {
             bytes = undefined;
           }
-          if (!check.push(bytes, stringField(chunk, 'contentType'), stringField(chunk, 'source'))) break;
+          if (!check.push(bytes, stringField(chunk, 'contentType'), stringField(chunk, 'source'))) {
+            complete = false;
+            break;
+          }
+          await handOn(own, false);
         }
+        if (complete) await handOn(own, true);
       },
       { timeoutMs: request.timeoutMs, signal, active },
     );
   } catch (error) {
+    if (consumer !== undefined) throw consumer.error;
     return readerFailed(error, failed);
   }
   const answer = JSON.parse(check.finish());
@@ -320,20 +355,21 @@ const MAX_READ_ROUNDS = 4;
  * bodies)` answers the result, or `?` + the reads it still needs, which the readers answer for
  * the next round.
  */
-async function withReaders(send, readers, phase, { active, signal } = {}) {
+async function withReaders(send, readers, phase, { active, signal, consume } = {}) {
   const answers = [];
   const bodies = [];
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const text = await call(() => send(answers.length ? JSON.stringify(answers) : undefined, bodies));
     if (text[0] !== '?') return unwrap(text);
-    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, { active, signal }));
+    for (const request of JSON.parse(text.slice(1))) answers.push(await askReaders(readers, request, bodies, { active, signal, consume }));
   }
   throw new GraphError({ code: 'CG_INTERNAL', phase });
 }
 
-/** Asks a pending host call `question` (JSON text); the engine may need the host's readers. */
-const askEngine = (pending, question, readers, active) =>
-  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query', { active });
+/** Asks a pending host call `question` (JSON text); the engine may need the host's readers
+ *  (`consume` takes the chunks of a scan a reader streams). */
+const askEngine = (pending, question, readers, active, consume) =>
+  withReaders((answers, bodies) => pending.ask(question, answers, bodies), readers, 'query', { active, consume });
 
 /**
  * The `access` a knowledge retriever receives: reads of its targets through the engine, which
@@ -351,6 +387,8 @@ function knowledgeAccess(pending, readers, active) {
   const issued = new WeakMap();
   let unread;
   let readerTimeoutMs;
+  // Whether a scan was handed on while a reader streamed it (its hits are checked at their ranges).
+  let streamedScan = false;
   let started = 0;
   let closed = false;
   const closing = new Set();
@@ -365,8 +403,8 @@ function knowledgeAccess(pending, readers, active) {
       stop(closedError());
     },
   };
-  const engine = (question) =>
-    askEngine(pending, question, readers, active).catch((error) => {
+  const engine = (question, consume) =>
+    askEngine(pending, question, readers, active, consume).catch((error) => {
       if (error instanceof GraphError) issued.set(error, JSON.stringify(error.toJSON()));
       throw error;
     });
@@ -377,7 +415,7 @@ function knowledgeAccess(pending, readers, active) {
     const promise = new Promise((resolve, fail) => {
       reject = fail;
       // After close() the operation has already been rejected; it asks nothing more.
-      const ask = (op, target, extra) => (closed ? new Promise(() => {}) : engine(question(op, target, { ...extra, operation: id })));
+      const ask = (op, target, extra, consume) => (closed ? new Promise(() => {}) : engine(question(op, target, { ...extra, operation: id }), consume));
       run(ask).then(resolve, fail);
     });
     closing.add(reject);
@@ -410,8 +448,17 @@ function knowledgeAccess(pending, readers, active) {
         const signal = signalOption.value;
         if (signal !== undefined && !(signal instanceof AbortSignal)) throw inputInvalid('options.signal', { phase: 'query', expected: 'AbortSignal' });
         const chunkBytes = chunkOption.value ?? null;
-        const out = await ask('scan', target, { chunkBytes });
-        // Chunks of at most chunkBytes, cut on character boundaries, in order.
+        // Chunks of at most chunkBytes, cut on character boundaries, in order: handed on while
+        // a reader streams the document, else asked for one by one.
+        let streamedTo = 0;
+        const handOn = async (bytes) => {
+          signal?.throwIfAborted();
+          await consume(bytes, streamedTo);
+          streamedTo += bytes.byteLength;
+        };
+        const out = await ask('scan', target, { chunkBytes }, handOn);
+        streamedScan ||= out.streamed;
+        if (out.streamed) return { contentId: out.contentId, totalBytes: out.totalBytes, contentType: out.contentType, source: out.source };
         for (let offset = 0; offset < out.totalBytes; ) {
           signal?.throwIfAborted();
           const chunk = await ask('chunk', target, { chunkBytes, offset });
@@ -428,7 +475,7 @@ function knowledgeAccess(pending, readers, active) {
     expire: () => {
       ({ unread, readerTimeoutMs } = unwrap(call(() => pending.expire(started))));
     },
-    prepare: async () => {
+    prepare: async (answer) => {
       // Reads the retriever started but did not await get the reader deadline to finish; past
       // it the retriever's call fails like one past its own deadline.
       if (inFlight.size > 0) {
@@ -439,8 +486,11 @@ function knowledgeAccess(pending, readers, active) {
           throw error;
         }
       }
-      if (unread === 0) return; // every target was read while the retriever ran
-      await engine('{"op":"rest"}');
+      // The engine reads every target the retriever did not read, if any.
+      const rest = unread === 0 ? { ranges: streamedScan } : await engine('{"op":"rest"}');
+      // Hits in documents streamed without being held are checked at their ranges, streamed again.
+      // (The walk is bounded: past it no range is read and the answer's own checks refuse it.)
+      if (rest.ranges) await engine(`{"op":"ranges","hits":${toWireJson(ownField(answer, 'hits') ?? null, undefined, ARGUMENTS)}}`);
     },
   };
 }

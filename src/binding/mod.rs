@@ -240,6 +240,14 @@ impl NativeStreamCheck {
             .is_some_and(|c| c.push(bytes.as_deref(), content_type.as_deref(), source.as_deref()))
     }
 
+    /// A scan's next chunk to hand on (`last`: the stream ended), or `null` until more bytes
+    /// arrive.
+    #[napi]
+    pub fn take(&mut self, last: bool) -> Option<Buffer> {
+        let (bytes, _) = self.check.as_mut()?.take(last)?;
+        Some(bytes.into())
+    }
+
     /// The answer for the engine (JSON); the page's bytes are then in `window()`.
     #[napi]
     pub fn finish(&mut self) -> String {

@@ -44,6 +44,17 @@ pub struct HostBody {
     pub content_type: String,
 }
 
+/// A URL document identified whole for a knowledge retriever: streamed by a reader that has
+/// `stream()` (nothing held), else read whole.
+pub enum Scanned {
+    Streamed {
+        content_id: String,
+        total: u64,
+        content_type: String,
+    },
+    Whole(HostBody),
+}
+
 /// What one page read of a URL document asks for.
 #[derive(Clone, Copy)]
 pub struct PageRange {
@@ -85,6 +96,17 @@ fn contract(reason: &str) -> GraphError {
     GraphError::new(Code::AdapterContractInvalid)
         .with_phase(Phase::Document)
         .detail("reason", reason)
+}
+
+/// The error of a stream the engine's check refused.
+fn refused(reason: Option<&str>) -> GraphError {
+    match reason {
+        Some("invalid_utf8") => super::body::not_utf8(),
+        Some("page_smaller_than_character") => {
+            GraphError::new(Code::BudgetExceeded).detail("reason", "page_smaller_than_character")
+        }
+        _ => contract("reader_stream_invalid"),
+    }
 }
 
 impl HostBodies {
@@ -258,15 +280,79 @@ impl HostBodies {
                 let page = page_window(window, start, *total, content_id.clone(), page_bytes)?;
                 Ok(Some((page, content_type.clone())))
             }
-            Answer::Refused { reason } if reason.as_deref() == Some("invalid_utf8") => {
-                Err(super::body::not_utf8())
-            }
-            Answer::Refused { .. } => Err(contract("reader_stream_invalid")),
+            Answer::Refused { reason } => Err(refused(reason.as_deref())),
             other => {
                 let body = self.judge(doc, other, max_bytes)?;
                 let page = page_in(&body.bytes, start, page_bytes, known)?;
                 Ok(Some((page, body.content_type)))
             }
+        }
+    }
+
+    /// A URL document identified whole, of any size when its reader has `stream()`: chunks of
+    /// at most `chunk_bytes` from the reader, handed on in chunks of at most `emit` bytes (a
+    /// scan), or only hashed; without `stream()` it is read whole up to `max_bytes`.
+    /// `Ok(None)` while the host has not answered yet.
+    pub fn scan(
+        &self,
+        s: &ProviderSnapshot,
+        doc: &DocumentRef,
+        chunk_bytes: u64,
+        emit: Option<u64>,
+        max_bytes: u64,
+    ) -> Result<Option<Scanned>> {
+        let mut stream = serde_json::json!({ "source": source(doc), "chunkBytes": chunk_bytes });
+        if let Some(emit) = emit {
+            stream["emit"] = emit.into();
+        }
+        let Some(answer) = self.answer(s, doc, max_bytes, Some(stream))? else {
+            return Ok(None);
+        };
+        match answer {
+            Answer::Streamed {
+                content_id: Some(content_id),
+                total: Some(total),
+                content_type: Some(content_type),
+                ..
+            } => Ok(Some(Scanned::Streamed {
+                content_id: content_id.clone(),
+                total: *total,
+                content_type: content_type.clone(),
+            })),
+            Answer::Streamed { .. } => Err(GraphError::new(Code::Internal)),
+            Answer::Refused { reason } => Err(refused(reason.as_deref())),
+            other => self
+                .judge(doc, other, max_bytes)
+                .map(|b| Some(Scanned::Whole(b))),
+        }
+    }
+
+    /// The bytes of `ranges` (each within the document) of a URL document streamed again, one
+    /// after the other, with the content ID of the stream: what checks a retriever's hits in
+    /// a document it scanned. `Ok(None)` while the host has not answered yet.
+    pub fn ranges(
+        &self,
+        s: &ProviderSnapshot,
+        doc: &DocumentRef,
+        chunk_bytes: u64,
+        ranges: &[(u64, u64)],
+    ) -> Result<Option<(Vec<u8>, String)>> {
+        let ranges: Vec<[u64; 2]> = ranges.iter().map(|&(a, b)| [a, b]).collect();
+        let stream = serde_json::json!({ "source": source(doc), "chunkBytes": chunk_bytes,
+            "ranges": ranges });
+        let Some(answer) = self.answer(s, doc, 0, Some(stream))? else {
+            return Ok(None);
+        };
+        match answer {
+            Answer::Streamed {
+                window: Some(window),
+                content_id: Some(content_id),
+                ..
+            } => Ok(Some((window.clone(), content_id.clone()))),
+            Answer::Refused { reason } => Err(refused(reason.as_deref())),
+            // Only a reader with `stream()` gave a streamed scan; one that no longer streams
+            // cannot show the ranges.
+            _ => Err(contract("reader_stream_invalid")),
         }
     }
 

@@ -9,8 +9,8 @@ use crate::definitions::model::Locator;
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
 use crate::hostcall::{Host, HostCall};
 use crate::ids::{format_qualified, is_knowledge_id};
-use crate::knowledge::body::{identify, page_in, read_page, read_range, Known};
-use crate::knowledge::host::HostBodies;
+use crate::knowledge::body::{identify, page_in, read_page, read_range, whole_in, Known};
+use crate::knowledge::host::{HostBodies, Scanned};
 use crate::knowledge::{content_type, locate, source, Located};
 use crate::query::args::capability_ref;
 use crate::query::reads::{whole_body, DocumentAbout};
@@ -35,18 +35,36 @@ struct Observed {
     body: Body,
 }
 
-/// Where a hit's bytes are checked: a body held whole, or a file identified without holding it
-/// (read again at the hit's range, and only while unchanged).
+/// Where a hit's bytes are checked: a body held whole, a file identified without holding it
+/// (read again at the hit's range, and only while unchanged), or a URL document streamed
+/// without holding it: the hits' ranges are streamed again before they are checked.
 enum Body {
     Bytes(Vec<u8>),
-    File { at: Located, known: Known },
+    File {
+        at: Located,
+        known: Known,
+    },
+    Streamed {
+        total: u64,
+    },
+    /// A streamed document's bytes at the hits' ranges (`None`: it changed since its scan).
+    Ranges(Option<Vec<Kept>>),
 }
+
+/// The bytes of one `[start, end)` range of a document.
+type Kept = ((u64, u64), Vec<u8>);
 
 impl Body {
     fn range(&self, start: u64, end: u64) -> Result<Option<Vec<u8>>> {
         match self {
             Body::Bytes(b) => Ok(b.get(start as usize..end as usize).map(<[u8]>::to_vec)),
             Body::File { at, known } => read_range(at, start, end, known),
+            Body::Streamed { .. } => Ok(None),
+            Body::Ranges(None) => Err(stale("content_changed")),
+            Body::Ranges(Some(ranges)) => Ok(ranges
+                .iter()
+                .find(|(r, _)| *r == (start, end))
+                .map(|(_, b)| b.clone())),
         }
     }
 }
@@ -226,25 +244,39 @@ impl KnowledgeSearch {
         Ok(Some(answer))
     }
 
-    /// Identifies target `i` whole, of any size for a file (URL documents come whole from the
-    /// host's readers, up to `read.maxResponseBytes`), and records it.
-    fn identify(&self, i: usize, host: &HostBodies) -> Result<Option<Value>> {
+    /// Identifies target `i` whole, of any size, and records it: a file, or a URL document
+    /// streamed by its reader (handed on in chunks of at most `emit` bytes for a scan; a
+    /// reader without `stream()` reads it whole, up to `read.maxResponseBytes`). The answer
+    /// says whether the chunks were handed on while streaming (`streamed`).
+    fn identify(&self, i: usize, host: &HostBodies, emit: Option<u64>) -> Result<Option<Value>> {
         let t = &self.targets[i];
         let s = self.view.snapshot(t.position);
+        let mut streamed = false;
         let (content_id, total, content_type, body) = match &t.doc.locator {
             Locator::Http { .. } => {
-                let Some((whole, content_type)) =
-                    whole_body(host, s, &t.doc, self.limits.read_max_response)?
-                else {
-                    return Ok(None);
-                };
-                let bytes = whole.text.into_bytes();
-                (
-                    whole.content_id,
-                    bytes.len() as u64,
-                    content_type,
-                    Body::Bytes(bytes),
-                )
+                let (chunk, max) = (self.limits.read_max_bytes, self.limits.read_max_response);
+                match host.scan(s, &t.doc, chunk, emit, max)? {
+                    None => return Ok(None),
+                    Some(Scanned::Streamed {
+                        content_id,
+                        total,
+                        content_type,
+                    }) => {
+                        streamed = true;
+                        (content_id, total, content_type, Body::Streamed { total })
+                    }
+                    Some(Scanned::Whole(body)) => {
+                        let whole = whole_in(body.bytes, max)?;
+                        let bytes = whole.text.into_bytes();
+                        let total = bytes.len() as u64;
+                        (
+                            whole.content_id,
+                            total,
+                            body.content_type,
+                            Body::Bytes(bytes),
+                        )
+                    }
+                }
             }
             Locator::RelativeFile { .. } => {
                 let at = locate(s, &t.doc, host.roots())?;
@@ -263,9 +295,77 @@ impl KnowledgeSearch {
             "totalBytes": total,
             "contentType": content_type,
             "source": source(&t.doc),
+            "streamed": streamed,
         });
         self.lock().observed[i] = Some(Observed { content_id, body });
         Ok(Some(answer))
+    }
+
+    /// Streams again each URL document the engine identified without holding it and the
+    /// retriever's `hits` (as it answered them) point into, keeping only their ranges, so that
+    /// its hits can be checked. At most `maxHits` hits count; one that is malformed is left to
+    /// the checks of the answer. `Ok(false)` while the host's readers still have to stream.
+    fn read_ranges(&self, hits: Option<&Value>, host: &HostBodies) -> Result<bool> {
+        let mut wanted: BTreeMap<usize, Vec<(u64, u64)>> = BTreeMap::new();
+        let hits = hits
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        {
+            let access = self.lock();
+            for h in hits.iter().take(self.limits.hits as usize) {
+                let Ok(i) = self
+                    .target_of(&json!({ "id": h.get("id"), "knowledgeId": h.get("knowledgeId") }))
+                else {
+                    continue;
+                };
+                let Some(Observed {
+                    body: Body::Streamed { total },
+                    ..
+                }) = &access.observed[i]
+                else {
+                    continue;
+                };
+                match (
+                    safe_offset(h.get("startOffset")),
+                    safe_offset(h.get("endOffset")),
+                ) {
+                    (Some(a), Some(b))
+                        if a <= b && b <= *total && b - a <= self.limits.max_snippet_bytes =>
+                    {
+                        wanted.entry(i).or_default().push((a, b));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut done = true;
+        for (i, ranges) in wanted {
+            let t = &self.targets[i];
+            let s = self.view.snapshot(t.position);
+            let chunk = self.limits.read_max_bytes;
+            let Some((bytes, content_id)) = host.ranges(s, &t.doc, chunk, &ranges)? else {
+                done = false;
+                continue;
+            };
+            let mut access = self.lock();
+            let Some(observed) = access.observed[i].as_mut() else {
+                continue;
+            };
+            let kept = (observed.content_id == content_id).then(|| {
+                let mut rest = bytes.as_slice();
+                ranges
+                    .iter()
+                    .map(|&(a, b)| {
+                        let (range, tail) = rest.split_at(((b - a) as usize).min(rest.len()));
+                        rest = tail;
+                        ((a, b), range.to_vec())
+                    })
+                    .collect()
+            });
+            observed.body = Body::Ranges(kept);
+        }
+        Ok(done)
     }
 
     /// The chunk of an identified target that starts at `offset`: at most `chunk` bytes, cut
@@ -278,6 +378,8 @@ impl KnowledgeSearch {
         let page = match &observed.body {
             Body::Bytes(b) => page_in(b, offset, chunk, None)?,
             Body::File { at, known } => read_page(at, offset, chunk, Some(known))?,
+            // A streamed scan handed its chunks on as they came.
+            Body::Streamed { .. } | Body::Ranges(_) => return Err(GraphError::new(Code::Internal)),
         };
         Ok(json!({ "text": page.text, "end": page.end }))
     }
@@ -315,7 +417,7 @@ impl KnowledgeSearch {
             }
             Some("scan") => {
                 let chunk = chunk()?;
-                Ok(self.identify(target, host)?.map(|mut a| {
+                Ok(self.identify(target, host, Some(chunk))?.map(|mut a| {
                     a["chunkBytes"] = chunk.into();
                     a
                 }))
@@ -339,11 +441,25 @@ impl KnowledgeSearch {
         let mut done = true;
         for i in missing {
             done &= self
-                .identify(i, host)
+                .identify(i, host, None)
                 .map_err(|e| e.with_phase(Phase::Query))?
                 .is_some();
         }
         Ok(done)
+    }
+
+    /// Whether a target was identified without holding it: the retriever's hits in it are
+    /// checked after [`KnowledgeSearch::read_ranges`].
+    fn any_streamed(&self) -> bool {
+        self.lock().observed.iter().any(|o| {
+            matches!(
+                o,
+                Some(Observed {
+                    body: Body::Streamed { .. },
+                    ..
+                })
+            )
+        })
     }
 
     /// The evidence's `observedAt` once every check passed.
@@ -509,6 +625,10 @@ impl HostCall for KnowledgeSearch {
                 .map_err(|e| e.with_phase(Phase::Query)),
             Some("rest") => self
                 .read_rest(&host)
+                .map(|done| done.then(|| format!(r#"{{"ranges":{}}}"#, self.any_streamed()))),
+            Some("ranges") => self
+                .read_ranges(q.get("hits"), &host)
+                .map_err(|e| e.with_phase(Phase::Query))
                 .map(|done| done.then(|| "{}".to_owned())),
             Some("expire") => {
                 let mut access = self.lock();
