@@ -1162,16 +1162,24 @@ export declare function createMcpServer(
 export interface StdioServerTransportOptions {
   /** Default `process.stdin` (a Node.js readable stream). */
   stdin?: { on(event: string, listener: (...args: any[]) => void): unknown };
-  /** Default `process.stdout` (a Node.js writable stream). */
-  stdout?: { write(chunk: string): boolean; once(event: string, listener: () => void): unknown };
+  /** Default `process.stdout` (a Node.js writable stream; its write callback says when a
+   *  message is written). */
+  stdout?: { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean; on?(event: 'error', listener: (error: Error) => void): unknown };
   /** The longest message line in bytes (default 10 MiB); a longer one is skipped to its newline
    *  and answered with JSON-RPC error -32600 (id null), and the session goes on. */
   maxMessageBytes?: number;
+  /** Bytes of answers handed to stdout and not yet written above which stdin is not read
+   *  (default 1 MiB); reading resumes as writes complete. */
+  highWaterMark?: number;
+  /** Requests read and not yet answered at which stdin is not read (default 64). */
+  maxInFlight?: number;
 }
 
 /** The MCP stdio transport for `createMcpServer(...).connect(...)`: a bad line is answered
  *  (-32600 too large or not JSON-RPC, -32700 not JSON) and never ends the session or the
- *  process. Throws `CG_INPUT_INVALID` for bad options. */
+ *  process. At the end of its input it answers every request already read, then closes
+ *  (`onclose`); a stream error goes to `onerror` (a broken stdout then closes it). Throws
+ *  `CG_INPUT_INVALID` for bad options. */
 export declare class StdioServerTransport {
   constructor(options?: StdioServerTransportOptions);
   onclose?: () => void;

@@ -538,13 +538,21 @@ async function serveMcp(graph, mcp, flags) {
     ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
     ...(flags['document-bodies'] ? { documentBodies: true } : {}),
   });
-  await server.connect(new StdioServerTransport());
-  await new Promise((resolve) => {
-    process.stdin.on('end', resolve);
-    process.on('SIGINT', resolve);
-    process.on('SIGTERM', resolve);
-  });
-  await server.close().catch(() => {});
+  // The transport closes once every request read before the end of input is answered (or its
+  // stdout is gone); a signal ends the session at once.
+  let stop;
+  const stopped = new Promise((resolve) => (stop = resolve));
+  server.onclose = stop;
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await server.connect(new StdioServerTransport());
+    await stopped;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await server.close().catch(() => {});
+  }
 }
 
 /** Runs the CLI; returns the exit code. */

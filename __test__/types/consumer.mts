@@ -153,6 +153,9 @@ async function tools(graph: CapabilityGraph): Promise<void> {
   if (!out.ok) void out.error.code;
   const server = createMcpServer(graph.forProvider('seed.http'), { name: 'x' });
   await server.connect(new StdioServerTransport({ maxMessageBytes: 1024 * 1024 }));
+  new StdioServerTransport({ stdout: { write: (_chunk: Uint8Array, done: (error?: Error | null) => void) => (done(), true) }, highWaterMark: 65536, maxInFlight: 8 });
+  // @ts-expect-error the high-water mark is a number of bytes
+  new StdioServerTransport({ highWaterMark: '1 MiB' });
   await server.close();
   // @ts-expect-error the limit is a number of bytes
   new StdioServerTransport({ maxMessageBytes: '1 MiB' });

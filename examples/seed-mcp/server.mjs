@@ -29,7 +29,9 @@ function shutdown() {
   })();
   return closing;
 }
-process.stdin.on('end', shutdown);
+// The transport closes once every request read before the end of input is answered, or when
+// the client closes its end: then the graph goes too.
+server.onclose = shutdown;
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
 
