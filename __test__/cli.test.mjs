@@ -1,8 +1,8 @@
 // The installed capability-graph binary (SPEC §11): every command, output, exit codes, envelopes.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -93,8 +93,8 @@ test('read pages a document of any size with --cursor and --max-bytes', () => {
     const line = 'A long guide line, repeated well past the whole-read budget.\n\n';
     const body = line.repeat(Math.ceil((4 * 1024 * 1024 + 1000) / line.length));
     writeFileSync(path.join(p.dir, 'seed', 'knowledge', 'route-validation.md'), body);
-    const whole = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02').json();
-    assert.equal(whole.results[0].error.code, 'CG_DOCUMENT_TOO_LARGE');
+    // Its one item failed: the command failed.
+    assert.equal(envelope(p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02')).code, 'CG_DOCUMENT_TOO_LARGE');
     let page = p.run('read', 'seed.http::route.validation', '--knowledge', 'D-02', '--max-bytes', '32768').json();
     assert.equal(page.startOffset, 0);
     assert.ok(page.nextCursor && page.hasMore);
@@ -488,6 +488,305 @@ test('on a terminal a config error is followed by a line naming the file and wha
     // Not on a terminal: the envelope alone, byte for byte.
     const piped = p.run('providers', '--config', 'missing.json');
     assert.equal(piped.stderr, `${ENVELOPE}\n`);
+  } finally {
+    p.cleanup();
+  }
+});
+
+const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
+const noScript = !hasScript && "the pseudo-terminal comes from util-linux's script";
+
+/** Runs the command on a pseudo-terminal (stdout and stderr are a TTY, merged); the progress
+ *  line, erased before anything else is printed, is left out. */
+function onTerminal(p, ...args) {
+  const command = ['node_modules/.bin/capability-graph', ...args].map((a) => `'${a}'`).join(' ');
+  const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8' });
+  // eslint-disable-next-line no-control-regex
+  const lines = r.stdout.replace(/loading providers…\r\x1b\[K/g, '').split(/\r?\n/).filter(Boolean);
+  return { code: r.status, lines };
+}
+
+const NOT_FOUND = '{"ok":false,"error":{"code":"CG_CAPABILITY_NOT_FOUND","phase":"query","message":"Requested capability does not exist","nextAction":"refresh"}}';
+const NO_DOCUMENT =
+  '{"ok":false,"error":{"code":"CG_DOCUMENT_NOT_FOUND","phase":"document","message":"Requested document does not exist","nextAction":"fix_input","details":{"knowledgeId":"NOPE"}}}';
+
+/** A listing of a tree: every entry's relative path, type and content. */
+function tree(dir) {
+  const out = [];
+  const walk = (rel) => {
+    for (const name of readdirSync(path.join(dir, rel)).sort()) {
+      const child = path.join(rel, name);
+      const stat = lstatSync(path.join(dir, child));
+      if (stat.isDirectory()) {
+        out.push(`${child}/`);
+        walk(child);
+      } else out.push(`${child} ${readFileSync(path.join(dir, child), 'utf8')}`);
+    }
+  };
+  walk('');
+  return out;
+}
+
+test('a closed stdout ends a command quietly with exit 0', async () => {
+  const p = project();
+  try {
+    const bin = path.join(p.dir, 'node_modules', '.bin', 'capability-graph');
+    const closed = (...args) =>
+      new Promise((resolve) => {
+        const child = spawn(bin, args, { cwd: p.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        // The reader is gone before the command writes anything: every write is EPIPE.
+        child.stdout.destroy();
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+        child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+      });
+    for (const args of [['export', '--format', 'json'], ['export', '--format', 'dot'], ['catalog'], ['read', 'seed.http::route.validation'], ['doctor', '--json'], ['help'], ['--version']]) {
+      assert.deepEqual(await closed(...args), { code: 0, signal: null, stderr: '' }, args.join(' '));
+    }
+    const piped = spawnSync('bash', ['-c', `set -o pipefail; '${bin}' export --format json | head -c 10`], { cwd: p.dir, encoding: 'utf8' });
+    assert.deepEqual([piped.status, piped.stdout.length, piped.stderr], [0, 10, '']);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('a graph command whose every item failed exits 1 with the first failure as its envelope; a partial batch exits 0', () => {
+  const p = project();
+  try {
+    for (const [args, stderr] of [
+      [['show', 'seed.http::nope'], NOT_FOUND],
+      [['show', 'seed.http::nope', 'other::x'], NOT_FOUND],
+      [['show', 'other::x', 'seed.http::nope'], '{"ok":false,"error":{"code":"CG_PROVIDER_NOT_FOUND","phase":"query","message":"Requested provider does not exist","nextAction":"refresh"}}'],
+      [['read', 'seed.http::route', '--knowledge', 'NOPE'], NO_DOCUMENT],
+      [['spec', 'seed.http', '--knowledge', 'NOPE'], NO_DOCUMENT],
+    ]) {
+      const r = p.run(...args);
+      assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `${stderr}\n`], args.join(' '));
+    }
+    const partial = p.run('show', 'seed.http::route', 'seed.http::nope');
+    assert.deepEqual([partial.code, partial.stderr], [0, '']);
+    assert.deepEqual(partial.json().results.map((s) => s.ok), [true, false]);
+    const reads = p.run('read', 'seed.http::route', '--knowledge', 'D-01', '--knowledge', 'NOPE');
+    assert.deepEqual([reads.code, reads.stderr], [0, '']);
+    assert.deepEqual(reads.json().results.map((s) => s.error?.code ?? s.value.knowledgeId), ['D-01', 'CG_DOCUMENT_NOT_FOUND']);
+    // Nothing failed: no top-level documents is an answer (filtered_empty), exit 0.
+    const empty = p.run('read', 'seed.http::route');
+    assert.deepEqual([empty.code, empty.stderr, empty.json().knowledgeState, empty.json().results], [0, '', 'filtered_empty', []]);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('--context values are JSON scalars where they are valid JSON and strings otherwise', () => {
+  const p = project();
+  try {
+    const intent = 'validate the request body';
+    for (const value of ['007', '7', '-0', '1e400', '[1]', '{}', '"quoted"', 'true', 'null', '', 'a=b', '0x10']) {
+      const r = p.run('match', intent, '--context', `n=${value}`);
+      assert.deepEqual([r.code, r.stderr], [0, ''], value);
+    }
+    // A number is a number, whatever its length; a string is at most 1 KiB.
+    const long = '0'.repeat(1030);
+    assert.equal(p.run('match', intent, '--context', `n=0.${long}1`).code, 0, 'a valid JSON number');
+    const e = envelope(p.run('match', intent, '--context', `n=${long}7`));
+    assert.deepEqual([e.code, e.phase], ['CG_CONTEXT_INVALID', 'match'], 'leading zeros: not JSON, so a string, over 1 KiB');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('a bad mcp block in the config is CG_CONFIG_INVALID naming it; a bad --prefix is a usage error', () => {
+  const p = project();
+  try {
+    const config = (mcp) => {
+      writeFileSync(path.join(p.dir, 'mcp.json'), JSON.stringify({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: 'seed', definitionLayout: 'directory' } }], mcp }));
+      return p.run('mcp', '--config', 'mcp.json');
+    };
+    for (const [mcp, where] of [
+      [{ prefix: 'bad prefix!' }, 'mcp.prefix'],
+      [{ documentBodies: 'yes' }, 'mcp.documentBodies'],
+      [{ entryPoints: ['not an id'] }, 'mcp.entryPoints[0]'],
+      [{ nope: 1 }, 'mcp.nope'],
+      [5, 'mcp'],
+      [[], 'mcp'],
+      [null, 'mcp'],
+    ]) {
+      const e = envelope(config(mcp));
+      assert.deepEqual([e.code, e.phase, e.nextAction, e.details?.path], ['CG_CONFIG_INVALID', 'config', 'check_config', where], JSON.stringify(mcp));
+    }
+    const e = envelope(p.run('mcp', '--prefix', 'bad prefix!'));
+    assert.deepEqual([e.code, e.phase, e.details], ['CG_INPUT_INVALID', 'config', { field: '--prefix' }]);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('a config file that starts with a UTF-8 BOM is read like any other', () => {
+  const p = project();
+  try {
+    writeFileSync(path.join(p.dir, 'bom.json'), '\uFEFF' + readFileSync(path.join(p.dir, 'capability-graph.json'), 'utf8'));
+    const r = p.run('providers', '--config', 'bom.json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.json().items[0].providerId, 'seed.http');
+    assert.equal(p.run('doctor', '--config', 'bom.json', '--json').code, 0);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('on a terminal every error is the exact envelope and one line for a person; --json or a pipe gets the envelope alone', { skip: noScript }, () => {
+  const p = project();
+  try {
+    const shown = onTerminal(p, 'show', 'seed.http::nope');
+    assert.equal(shown.code, 1);
+    assert.equal(shown.lines.length, 2, shown.lines.join('\n'));
+    assert.equal(shown.lines[0], NOT_FOUND);
+    assert.match(shown.lines[1], /^capability-graph: requested capability does not exist.*; .*catalog/);
+    for (const args of [['catalog', '--nope'], ['resolve', 'seed.http::nope'], ['catalog', '--revision', 's:0000000000000000'], ['read', 'seed.http::route', '--knowledge', 'NOPE'], ['match', 'x', '--context', 'novalue']]) {
+      const r = onTerminal(p, ...args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.lines.length, 2, r.lines.join('\n'));
+      assert.equal(JSON.parse(r.lines[0]).ok, false);
+      assert.match(r.lines[1], /^capability-graph: \S.*; \S/, args.join(' '));
+      assert.ok(!r.lines[1].includes(p.dir), 'no path');
+    }
+    assert.match(onTerminal(p, 'catalog', '--nope').lines[1], /--nope.*capability-graph help catalog/);
+    // --json: the envelope alone, config errors included.
+    assert.deepEqual(onTerminal(p, 'show', 'seed.http::nope', '--json').lines, [NOT_FOUND]);
+    assert.equal(onTerminal(p, 'providers', '--config', 'missing.json', '--json').lines.length, 1);
+    // Not on a terminal: the envelope alone.
+    assert.equal(p.run('show', 'seed.http::nope').stderr, `${NOT_FOUND}\n`);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('on a terminal, a read that finds only collections names their members and --knowledge', { skip: noScript }, () => {
+  const p = project();
+  try {
+    const r = onTerminal(p, 'read', 'seed.http::route');
+    assert.equal(r.code, 0);
+    assert.equal(r.lines.length, 1, r.lines.join('\n'));
+    assert.match(r.lines[0], /^capability-graph: .*ROUTING.*D-01, D-02.*--knowledge D-01/);
+    assert.deepEqual(onTerminal(p, 'read', 'seed.http::route', '--json').lines.map((l) => JSON.parse(l).knowledgeState), ['filtered_empty']);
+  } finally {
+    p.cleanup();
+  }
+});
+
+/** A provider in the legacy layout (route definitions in defs/http) and its config. */
+function legacyProvider(p, name) {
+  const legacy = path.join(p.dir, name);
+  cpSync(seedRoot, legacy, { recursive: true });
+  mkdirSync(path.join(legacy, 'defs', 'http'), { recursive: true });
+  for (const f of readdirSync(path.join(legacy, 'capabilities'))) {
+    const target = f.startsWith('route') ? path.join('defs', 'http', f) : f;
+    renameSync(path.join(legacy, 'capabilities', f), path.join(legacy, target.replace(/\.json$/, '.capability.json')));
+  }
+  rmSync(path.join(legacy, 'capabilities'), { recursive: true });
+  return legacy;
+}
+
+test('migrate blocked by a file where it needs a folder moves nothing and says what is in the way', () => {
+  const p = project();
+  try {
+    const legacy = legacyProvider(p, 'blocked');
+    mkdirSync(path.join(legacy, 'capabilities'));
+    writeFileSync(path.join(legacy, 'capabilities', 'defs'), 'a file where a folder is needed');
+    const before = tree(legacy);
+    const r = p.run('migrate', 'blocked', '--json');
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.equal(r.stderr, '');
+    const report = r.json();
+    assert.equal(report.status, 'conflict');
+    assert.match(report.checks.find((c) => c.status === 'fail').message, /capabilities\/defs/);
+    assert.ok(!r.stdout.includes(p.dir), 'no absolute path');
+    assert.deepEqual(tree(legacy), before, 'nothing moved');
+    // A symbolic link in the way is in the way too.
+    rmSync(path.join(legacy, 'capabilities', 'defs'));
+    mkdirSync(path.join(p.dir, 'elsewhere'));
+    symlinkSync(path.join(p.dir, 'elsewhere'), path.join(legacy, 'capabilities', 'defs'));
+    assert.equal(p.run('migrate', 'blocked', '--json').json().status, 'conflict');
+    assert.deepEqual(readdirSync(path.join(p.dir, 'elsewhere')), []);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('migrate restores the tree exactly when the moved tree does not load', () => {
+  const p = project();
+  try {
+    const legacy = legacyProvider(p, 'restored');
+    mkdirSync(path.join(legacy, 'capabilities'));
+    writeFileSync(path.join(legacy, 'capabilities', 'notes.json'), '{ not a definition');
+    const before = tree(legacy);
+    const r = p.run('migrate', 'restored', '--json');
+    assert.equal(r.code, 1);
+    assert.equal(r.json().status, 'failed');
+    assert.deepEqual(tree(legacy), before, 'every file back, no folder left behind');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('migrate that fails while moving restores the tree and names a catalog code', { skip: process.getuid?.() === 0 && 'root may write into a read-only folder' }, () => {
+  const p = project();
+  try {
+    const legacy = legacyProvider(p, 'locked');
+    // The last definitions sit in a folder that cannot be changed: their moves fail.
+    mkdirSync(path.join(legacy, 'zz'));
+    renameSync(path.join(legacy, 'schema-request.capability.json'), path.join(legacy, 'zz', 'schema-request.capability.json'));
+    chmodSync(path.join(legacy, 'zz'), 0o555);
+    const before = tree(legacy);
+    try {
+      const r = p.run('migrate', 'locked', '--json');
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.equal(r.json().status, 'failed');
+      assert.doesNotMatch(r.stdout, /CG_INTERNAL/);
+      assert.match(r.stdout, /CG_[A-Z_]+/);
+      assert.deepEqual(tree(legacy), before);
+    } finally {
+      chmodSync(path.join(legacy, 'zz'), 0o755);
+    }
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('init checks everything before it writes anything', () => {
+  const p = project();
+  try {
+    rmSync(path.join(p.dir, 'capability-graph.json'));
+    const nothing = () => assert.deepEqual(readdirSync(p.dir).sort(), ['node_modules', 'seed'].concat(existsSync(path.join(p.dir, 'capability-graph.json')) ? ['capability-graph.json'] : []).sort());
+    // The config path is a folder: nothing is written, with or without --force.
+    mkdirSync(path.join(p.dir, 'capability-graph.json'));
+    for (const force of [[], ['--force']]) {
+      const r = p.run('init', 'mine', '--json', ...force);
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.equal(r.json().status, 'conflict');
+      assert.match(r.json().checks[0].message, /capability-graph\.json/);
+      assert.ok(!existsSync(path.join(p.dir, 'mine')), 'no provider file written');
+    }
+    rmSync(path.join(p.dir, 'capability-graph.json'), { recursive: true });
+    // A folder name that gives no provider ID, and a provider ID that is not one.
+    for (const args of [['init', '2024'], ['init', 'mine', '--provider-id', 'Bad ID'], ['init', 'mine', '--provider-id', 'UPPER']]) {
+      const e = envelope(p.run(...args));
+      assert.deepEqual([e.code, e.phase, e.details?.field], ['CG_INPUT_INVALID', 'config', '--provider-id'], args.join(' '));
+      nothing();
+    }
+    // A file where the provider folder should be.
+    writeFileSync(path.join(p.dir, 'afile'), 'x');
+    const blocked = p.run('init', 'afile', '--json', '--force');
+    assert.equal(blocked.code, 2);
+    assert.equal(readFileSync(path.join(p.dir, 'afile'), 'utf8'), 'x');
+    assert.ok(!existsSync(path.join(p.dir, 'capability-graph.json')));
+    rmSync(path.join(p.dir, 'afile'));
+    // Written through temporary files renamed into place: none is left.
+    const done = p.run('init', 'fresh', '--json');
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.deepEqual(tree(path.join(p.dir, 'fresh')).map((l) => l.split(' ')[0]), ['PROVIDER.md', 'capabilities/', 'capabilities/example.json', 'knowledge/', 'knowledge/example.md', 'provider.json']);
+    assert.deepEqual(readdirSync(p.dir).sort(), ['capability-graph.json', 'fresh', 'node_modules', 'seed']);
+    assert.equal(JSON.parse(readFileSync(path.join(p.dir, 'fresh', 'provider.json'), 'utf8')).providerId, 'fresh');
   } finally {
     p.cleanup();
   }

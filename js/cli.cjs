@@ -1,7 +1,9 @@
 'use strict';
 // The capability-graph command line (SPEC §11): argument handling, config loading, output. Every
 // question goes to the graph's verbs; a failure is the stderr envelope {"ok":false,"error":…}
-// with nothing on stdout and exit 1.
+// with nothing on stdout and exit 1 (on a terminal without --json, one line for a person after
+// it). A batch whose every item failed is a failure (its first item's error); a partial batch is
+// an answer. A closed stdout ends the command quietly.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -83,8 +85,9 @@ function commandHelp(command) {
   return [...heads, '', ...common].join('\n');
 }
 
-/** Parses argv into { command, args, flags }; any unknown command or flag is a usage error. */
-function parseArgs(argv) {
+/** Parses argv into { command, args, flags }; any unknown command or flag is a usage error
+ *  (`seen.command` says which command it was for). */
+function parseArgs(argv, seen = {}) {
   // Keys are flag names from the command line: no prototype to collide with.
   const flags = Object.create(null);
   const positional = [];
@@ -96,7 +99,7 @@ function parseArgs(argv) {
       break;
     }
     if (!arg.startsWith('--')) {
-      if (command === undefined) command = arg;
+      if (command === undefined) command = seen.command = arg;
       else positional.push(arg);
       continue;
     }
@@ -144,6 +147,8 @@ function readConfig(file) {
     if (error instanceof GraphError) throw error;
     throw unreadableConfig(file, error?.code === 'ENOENT' ? 'missing' : 'unreadable');
   }
+  // A BOM is accepted, as in definition files.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value;
   try {
     value = JSON.parse(text);
@@ -190,7 +195,7 @@ function openConfig(raw, configFile) {
     });
   }
   if (executor !== undefined) config.executor = buildExecutor(executor);
-  return { config, mcp: mcp ?? {} };
+  return { config, mcp };
 }
 
 function buildExecutor(spec) {
@@ -259,16 +264,26 @@ function page(flags, filters) {
   };
 }
 
+/** A context value: a JSON scalar where the text is one (`7`, `true`, `null`, `"x"`), else the
+ *  text itself (`007`, `[1]`, `1e400`: not a finite scalar). */
+function contextValue(raw) {
+  let parsed;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  const scalar = parsed === null || typeof parsed === 'string' || typeof parsed === 'boolean' || (typeof parsed === 'number' && Number.isFinite(parsed));
+  return scalar ? parsed : raw;
+}
+
 function contextOf(pairs = []) {
   // Any 1–64-byte key is a context key, `__proto__` included: an own key, as the SDK passes it.
   const context = Object.create(null);
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw usage('--context');
-    const raw = pair.slice(eq + 1);
-    let value = raw;
-    if (/^(true|false|null|-?\d+(\.\d+)?)$/.test(raw)) value = JSON.parse(raw);
-    context[pair.slice(0, eq)] = value;
+    context[pair.slice(0, eq)] = contextValue(pair.slice(eq + 1));
   }
   return context;
 }
@@ -530,14 +545,33 @@ async function migrate(dir, flags) {
 
 // --- main -----------------------------------------------------------------------------------
 
-async function serveMcp(graph, mcp, flags) {
+/** CG_CONFIG_INVALID (phase config) for `path` of the config file. */
+function configInvalid(path, expected) {
+  return new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path, ...(expected ? { expected } : {}) } });
+}
+
+async function serveMcp(graph, mcp = {}, flags) {
   const { createMcpServer } = require('./mcp.cjs');
   const { StdioServerTransport } = require('./stdio.cjs');
-  const server = createMcpServer(graph, {
-    ...mcp,
-    ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
-    ...(flags['document-bodies'] ? { documentBodies: true } : {}),
-  });
+  if (mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) throw configInvalid('mcp', 'object');
+  // The config's block first, alone: what it gets wrong is the config's (CG_CONFIG_INVALID);
+  // what the flags then get wrong is a usage error.
+  const named = (error, name) => (error instanceof GraphError && error.code === 'CG_INPUT_INVALID' ? name(error.details?.field) : error);
+  try {
+    createMcpServer(graph, mcp);
+  } catch (error) {
+    throw named(error, (field) => configInvalid(typeof field === 'string' ? `mcp.${field}` : 'mcp'));
+  }
+  let server;
+  try {
+    server = createMcpServer(graph, {
+      ...mcp,
+      ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
+      ...(flags['document-bodies'] ? { documentBodies: true } : {}),
+    });
+  } catch (error) {
+    throw named(error, (field) => usage(field === 'documentBodies' ? '--document-bodies' : '--prefix'));
+  }
   // The transport closes once every request read before the end of input is answered (or its
   // stdout is gone); a signal ends the session at once.
   let stop;
@@ -555,12 +589,112 @@ async function serveMcp(graph, mcp, flags) {
   }
 }
 
+/** The error of a batch whose every item failed (its first item's), else undefined. */
+function everyItemFailed(result) {
+  const slots = result?.results;
+  if (!Array.isArray(slots) || slots.length === 0 || !slots.every((s) => s.ok === false)) return undefined;
+  return slots[0].error;
+}
+
+/** For a person at a terminal: a whole read that found nothing because the capability's
+ *  documents sit in collections (read only by --knowledge) names their members. */
+async function readHint(graph, id, flags) {
+  const shown = (await graph.getCapabilities([id], pins(flags))).results[0];
+  if (!shown?.ok) return undefined;
+  const collections = shown.value.knowledge.items.filter((k) => k.kind === 'collection').slice(0, 3);
+  const parts = [];
+  let first;
+  for (const { knowledgeId: collectionId } of collections) {
+    const page = await graph.listKnowledgeMembers({ capability: id, collectionId, limit: 10, ...pins(flags) });
+    const members = page.items.map((m) => m.knowledgeId);
+    if (members.length === 0) continue;
+    first ??= members[0];
+    parts.push(`${collectionId} holds ${members.join(', ')}${page.nextCursor ? ', …' : ''}`);
+  }
+  if (parts.length === 0) {
+    const filters = ['role', 'locale'].filter((f) => flags[f]).map((f) => `--${f}`);
+    return filters.length ? `capability-graph: no top-level document of ${id} matches ${filters.join(' and ')}\n` : undefined;
+  }
+  const its = parts.length === 1 ? 'its collection' : 'its collections';
+  return `capability-graph: ${id} has no top-level document to read; ${its} ${parts.join('; ')}: read them with --knowledge (e.g. --knowledge ${first})\n`;
+}
+
+/** What a person can do next, by the error's next action. */
+const ADVICE = {
+  fix_input: (command) => `check the command line (\`capability-graph help${command ? ` ${command}` : ''}\` shows its forms)`,
+  check_config: () => 'check the configuration (`capability-graph doctor` reports what is wrong)',
+  refresh: () => 'the graph may have changed or the ID is wrong: list what exists with `capability-graph catalog` and use current IDs and revisions',
+  narrow_scope: () => 'ask for less: fewer IDs, a narrower --scope, or page reads with --max-bytes',
+  retry: () => 'try again',
+  contact_admin: () => 'this is a bug: report it with the command that caused it',
+};
+
+/** The line a person reads after an error's envelope: what went wrong (the catalog's sentence
+ *  and the details that locate it) and what to do next. */
+function errorHint(error, command) {
+  const { message, nextAction, details } = error;
+  const where = Object.entries(details ?? {})
+    .filter(([, v]) => typeof v === 'string' || typeof v === 'number')
+    .map(([k, v]) => (['field', 'path', 'knowledgeId', 'file'].includes(k) ? String(v) : `${k} ${v}`))
+    .join(', ');
+  const what = `${message.charAt(0).toLowerCase()}${message.slice(1)}${where ? ` (${where})` : ''}`;
+  const next = ADVICE[nextAction]?.(command) ?? 'run the command again';
+  return `capability-graph: ${what}; ${next}\n`;
+}
+
+/** A stream the CLI writes to: every write's outcome is kept, so a closed stdout (EPIPE) is
+ *  noticed and never an unhandled error. */
+function output(stream) {
+  const writes = [];
+  // A failed write is answered through its callback; the stream's own 'error' is expected.
+  stream.on?.('error', () => {});
+  return {
+    isTTY: stream.isTTY,
+    write(text) {
+      writes.push(
+        new Promise((resolve) => {
+          try {
+            stream.write(text, (error) => resolve(error ?? undefined));
+          } catch (error) {
+            resolve(error);
+          }
+        }),
+      );
+    },
+    /** The first write error, once every write has completed. */
+    async settled() {
+      return (await Promise.all(writes)).find(Boolean);
+    },
+  };
+}
+
+/** A reader that went away is not the command's failure. */
+const readerGone = (error) => error?.code === 'EPIPE' || error?.code === 'ERR_STREAM_DESTROYED';
+
 /** Runs the CLI; returns the exit code. */
 async function main(argv, io = { stdout: process.stdout, stderr: process.stderr }) {
-  const { stdout, stderr } = io;
+  const stdout = output(io.stdout);
+  const stderr = output(io.stderr);
+  let code = await run(argv, stdout, stderr);
+  const failed = await stdout.settled();
+  await stderr.settled();
+  if (failed !== undefined && !readerGone(failed) && code === 0) code = 1;
+  return code;
+}
+
+async function run(argv, stdout, stderr) {
   let graph;
+  const seen = {};
+  // A person reads stderr: on a terminal, without --json (known before the arguments are).
+  const options = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
+  const person = stderr.isTTY && !options.includes('--json');
+  const fail = (error, problem) => {
+    stderr.write(JSON.stringify({ ok: false, error }) + '\n');
+    if (person) stderr.write(problem ? configHint(problem) : errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined));
+    return 1;
+  };
   try {
-    const { command, args, flags } = parseArgs(argv);
+    const { command, args, flags } = parseArgs(argv, seen);
     if (flags.version) {
       stdout.write(`${VERSION}\n`);
       return 0;
@@ -598,14 +732,18 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
       return 0;
     }
     const result = await GRAPH_COMMANDS[command](graph, args, flags);
+    const failure = everyItemFailed(result);
+    if (failure) return fail(failure);
     const human = !flags.json && stdout.isTTY && HUMAN[command];
     stdout.write(human ? human(result) : JSON.stringify(result) + '\n');
+    if (person && command === 'read' && result.knowledgeState === 'filtered_empty' && result.results?.length === 0) {
+      const hint = await readHint(graph, args[0], flags).catch(() => undefined);
+      if (hint) stderr.write(hint);
+    }
     return 0;
   } catch (error) {
     const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL', phase: 'config' });
-    stderr.write(JSON.stringify({ ok: false, error: graphError.toJSON() }) + '\n');
-    if (stderr.isTTY && graphError[CONFIG_PROBLEM]) stderr.write(configHint(graphError[CONFIG_PROBLEM]));
-    return 1;
+    return fail(graphError.toJSON(), graphError[CONFIG_PROBLEM]);
   } finally {
     await graph?.close();
   }
