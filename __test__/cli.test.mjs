@@ -787,6 +787,12 @@ test('init checks everything before it writes anything', () => {
     assert.deepEqual(tree(path.join(p.dir, 'fresh')).map((l) => l.split(' ')[0]), ['PROVIDER.md', 'capabilities/', 'capabilities/example.json', 'knowledge/', 'knowledge/example.md', 'provider.json']);
     assert.deepEqual(readdirSync(p.dir).sort(), ['capability-graph.json', 'fresh', 'node_modules', 'seed']);
     assert.equal(JSON.parse(readFileSync(path.join(p.dir, 'fresh', 'provider.json'), 'utf8')).providerId, 'fresh');
+    // A link on the way to DIR is the host's choice, not something in the way.
+    mkdirSync(path.join(p.dir, 'real'));
+    symlinkSync('real', path.join(p.dir, 'linked'));
+    const linked = p.run('init', 'linked/prov', '--provider-id', 'acme.linked', '--force', '--json');
+    assert.equal(linked.code, 0, linked.stdout + linked.stderr);
+    assert.ok(existsSync(path.join(p.dir, 'real', 'prov', 'provider.json')));
   } finally {
     p.cleanup();
   }

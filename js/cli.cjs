@@ -465,44 +465,190 @@ const PROVIDER_TEMPLATE = (providerId) => ({
   'PROVIDER.md': `# ${providerId} conventions\n\nRules every capability of this provider follows.\n`,
 });
 
-function writeFiles(files) {
-  for (const [file, content] of files) {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2) + '\n');
+// --- changing a tree: checked first, undone whole -------------------------------------------
+
+const text = (content) => (typeof content === 'string' ? content : JSON.stringify(content, null, 2) + '\n');
+
+/** A path for people: relative to the current directory, `/`-separated. */
+const shown = (file) => path.relative(process.cwd(), file).split(path.sep).join('/') || '.';
+
+/**
+ * What stands in the way of creating `file` (absolute) beneath `base`: an ancestor that is not a
+ * folder, or `file` itself when it exists — unless it is a regular file and `replace` is set.
+ * Beneath `base` a symbolic link is in the way too; up to `base` links are the host's own
+ * (`/tmp` may be one). `{ at, what }` or undefined.
+ */
+function obstacle(file, base, replace = false) {
+  const { root } = path.parse(file);
+  const parts = file.slice(root.length).split(path.sep).filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const at = path.join(root, ...parts.slice(0, i));
+    const beneath = at.startsWith(base + path.sep);
+    let stat;
+    try {
+      stat = beneath ? fs.lstatSync(at) : fs.statSync(at);
+    } catch (error) {
+      if (error?.code === 'ENOENT') return undefined; // nothing beneath exists either
+      return { at, what: 'cannot be checked' };
+    }
+    if (i < parts.length) {
+      if (!stat.isDirectory()) return { at, what: 'is not a folder' };
+    } else if (!(replace && stat.isFile())) {
+      return { at, what: stat.isFile() ? 'exists' : 'is not a regular file' };
+    }
+  }
+  return undefined;
+}
+
+/** A file-system condition as a catalog error: the tree cannot be changed (check_config), or the
+ *  machine is short of something for now (retry). `file` as people see it. */
+function treeError(error, file) {
+  const errno = typeof error?.errno === 'number' && process.platform !== 'win32' ? -error.errno : undefined;
+  const transient = errno !== undefined && native.osErrorIsTransient(errno);
+  const reason = transient ? 'temporarily_unwritable' : ['EACCES', 'EPERM', 'EROFS'].includes(error?.code) ? 'not_writable' : ['ENOSPC', 'EDQUOT'].includes(error?.code) ? 'no_space' : 'unwritable';
+  return new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'load', nextAction: transient ? 'retry' : 'check_config', details: { file, reason } });
+}
+
+/** Steps on the file system, each with its undo; `undo()` reverts them newest first. */
+class Changes {
+  #undo = [];
+
+  /** Creates the missing folders down to `dir`, top first. */
+  mkdirs(dir) {
+    const missing = [];
+    for (let d = dir; !fs.existsSync(d); d = path.dirname(d)) missing.unshift(d);
+    for (const d of missing) {
+      fs.mkdirSync(d);
+      this.#undo.push(() => fs.rmdirSync(d));
+    }
+  }
+
+  rename(from, to) {
+    fs.renameSync(from, to);
+    this.#undo.push(() => fs.renameSync(to, from));
+  }
+
+  /** Writes `content` to a new file beside `file`, to be renamed into place; returns its name. */
+  stage(file, content) {
+    this.mkdirs(path.dirname(file));
+    const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+    this.#undo.push(() => fs.rmSync(temp, { force: true }));
+    fs.writeFileSync(temp, content, { flag: 'wx' });
+    return temp;
+  }
+
+  /** Puts a staged file in place; a file already there is moved aside (listed in `kept`, for
+   *  the caller to delete once every step has succeeded). */
+  place(temp, file, kept) {
+    if (fs.existsSync(file)) {
+      const aside = `${temp}.old`;
+      this.rename(file, aside);
+      kept.push(aside);
+    }
+    this.rename(temp, file);
+  }
+
+  /** Reverts every step; returns how many could not be undone. */
+  undo() {
+    const stuck = [];
+    for (const step of this.#undo.reverse()) {
+      try {
+        step();
+      } catch {
+        stuck.push(step);
+      }
+    }
+    this.#undo = [];
+    return stuck.length;
   }
 }
 
 async function init(dir, flags) {
-  const providerId = flags['provider-id'] ?? path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z]+/, '') ?? 'provider';
-  const checks = [];
-  const files = Object.entries(PROVIDER_TEMPLATE(providerId)).map(([rel, content]) => [path.join(dir, rel), content]);
+  let providerId = flags['provider-id'];
+  providerId ??= path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z]+/, '');
+  const template = PROVIDER_TEMPLATE(providerId);
+  // The engine judges the ID and the whole template before anything is written; a folder name
+  // that gives no ID (digits only) needs --provider-id.
+  try {
+    const trial = await CapabilityGraph.open({ providers: [{ definition: { ...template['provider.json'], capabilities: [template['capabilities/example.json']] } }] });
+    await trial.close();
+  } catch (error) {
+    if (error instanceof GraphError && error.details?.field === 'providerId') throw usage('--provider-id');
+    throw error;
+  }
+  const files = Object.entries(template).map(([rel, content]) => [path.resolve(dir, rel), content]);
   const configFile = path.resolve(DEFAULT_CONFIG);
   files.push([configFile, { providers: [{ providerId, authority: { kind: 'file', rootDir: path.relative(path.dirname(configFile), path.resolve(dir)) || '.', definitionLayout: 'directory' } }], executor: { kind: 'lexical' } }]);
-  const planned = files.map(([f]) => path.relative(process.cwd(), f));
-  const existing = files.filter(([f]) => fs.existsSync(f)).map(([f]) => path.relative(process.cwd(), f));
-  if (existing.length && !flags.force) {
-    checks.push({ id: 'targets', status: 'fail', message: `already exist: ${existing.join(', ')}` });
+  const planned = files.map(([f]) => shown(f));
+  const existing = [];
+  const blocked = [];
+  const base = path.resolve(dir);
+  for (const [file] of files) {
+    const found = obstacle(file, file === configFile ? path.dirname(configFile) : base, true);
+    if (found) blocked.push(`${shown(found.at)} ${found.what}`);
+    else if (fs.existsSync(file)) existing.push(shown(file));
+  }
+  if (blocked.length || (existing.length && !flags.force)) {
+    const checks = [];
+    if (blocked.length) checks.push({ id: 'targets', status: 'fail', message: `in the way: ${[...new Set(blocked)].join(', ')}` });
+    if (existing.length && !flags.force) checks.push({ id: 'targets', status: 'fail', message: `already exist: ${existing.join(', ')}` });
     return { status: 'conflict', checks, warnings: [], planned };
   }
   if (flags['dry-run']) return { status: 'planned', checks: [{ id: 'targets', status: 'pass', message: 'nothing in the way' }], warnings: [], planned };
-  writeFiles(files);
+  const changes = new Changes();
+  const kept = [];
+  let current;
+  try {
+    const staged = files.map(([file, content]) => {
+      current = file;
+      return [changes.stage(file, text(content)), file];
+    });
+    for (const [temp, file] of staged) {
+      current = file;
+      changes.place(temp, file, kept);
+    }
+  } catch (error) {
+    const stuck = changes.undo();
+    return failedWrite(treeError(error, shown(current)), stuck);
+  }
+  for (const aside of kept) fs.rmSync(aside, { force: true });
   const verified = await doctor({ config: configFile });
   return { status: verified.status, checks: verified.checks, warnings: [], written: planned };
 }
 
+/** The report of a change that failed part way and was undone (or could not be, in part). */
+function failedWrite(error, stuck) {
+  return {
+    status: 'failed',
+    checks: [
+      { id: 'write', status: 'fail', message: describe(error) },
+      stuck === 0
+        ? { id: 'rollback', status: 'pass', message: 'nothing changed: every file is where it was' }
+        : { id: 'rollback', status: 'fail', message: `${stuck} step(s) could not be undone: compare the tree with the planned moves` },
+    ],
+    warnings: [],
+  };
+}
+
 async function migrate(dir, flags) {
   const root = path.resolve(dir);
-  const checks = [];
   const legacy = unwrap(call(native.definitionFiles, root, 'legacy'));
   const moves = legacy.map((rel) => [rel, path.posix.join('capabilities', rel.replace(/\.capability\.json$/, '.json'))]);
   const planned = moves.map(([from, to]) => `${from} -> ${to}`);
   if (moves.length === 0) return { status: 'ok', checks: [{ id: 'layout', status: 'pass', message: 'no legacy definitions' }], warnings: [] };
-  const clash = moves.filter(([, to]) => fs.existsSync(path.join(root, to)));
-  if (clash.length) {
-    checks.push({ id: 'targets', status: 'fail', message: `already exist: ${clash.map(([, to]) => to).join(', ')}` });
-    return { status: 'conflict', checks, warnings: [], planned };
+  // Every destination is checked before anything moves: a file where a folder is needed, a
+  // symbolic link on the way, a target that exists.
+  const at = (rel) => path.join(root, ...rel.split('/'));
+  const relative = (file) => path.relative(root, file).split(path.sep).join('/');
+  const blocked = new Set();
+  for (const [, to] of moves) {
+    const found = obstacle(at(to), root);
+    if (found) blocked.add(`${relative(found.at)} ${found.what}`);
   }
-  if (flags['dry-run']) return { status: 'planned', checks, warnings: [], planned };
+  if (blocked.size) {
+    return { status: 'conflict', checks: [{ id: 'targets', status: 'fail', message: `in the way: ${[...blocked].join(', ')}` }], warnings: [], planned };
+  }
+  if (flags['dry-run']) return { status: 'planned', checks: [], warnings: [], planned };
   const providerId = JSON.parse(fs.readFileSync(path.join(root, 'provider.json'), 'utf8')).providerId;
   const revision = async (layout) => {
     const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'file', rootDir: root, definitionLayout: layout } }] });
@@ -513,11 +659,27 @@ async function migrate(dir, flags) {
     }
   };
   const before = await revision('legacy');
-  const move = (from, to) => {
-    fs.mkdirSync(path.dirname(path.join(root, to)), { recursive: true });
-    fs.renameSync(path.join(root, from), path.join(root, to));
-  };
-  for (const [from, to] of moves) move(from, to);
+  // The config's new text is ready before anything moves.
+  let config;
+  if (flags.config) {
+    const raw = readConfig(flags.config);
+    const base = path.dirname(path.resolve(flags.config));
+    for (const p of raw.providers ?? []) {
+      if (p?.authority?.kind === 'file' && path.resolve(base, p.authority.rootDir ?? '') === root) p.authority.definitionLayout = 'directory';
+    }
+    config = [path.resolve(flags.config), JSON.stringify(raw, null, 2) + '\n'];
+  }
+  const changes = new Changes();
+  let current;
+  try {
+    for (const [from, to] of moves) {
+      current = from;
+      changes.mkdirs(path.dirname(at(to)));
+      changes.rename(at(from), at(to));
+    }
+  } catch (error) {
+    return failedWrite(treeError(error, current), changes.undo());
+  }
   let after;
   try {
     after = await revision('directory');
@@ -525,20 +687,24 @@ async function migrate(dir, flags) {
     after = undefined;
   }
   if (after !== before) {
-    for (const [from, to] of moves) move(to, from);
-    checks.push({ id: 'revision', status: 'fail', message: `static revision would change (${before} -> ${after ?? 'invalid'}); rolled back` });
+    const stuck = changes.undo();
+    const checks = [{ id: 'revision', status: 'fail', message: `static revision would change (${before} -> ${after ?? 'invalid'}); rolled back` }];
+    if (stuck) checks.push({ id: 'rollback', status: 'fail', message: `${stuck} step(s) could not be undone: compare the tree with the planned moves` });
     return { status: 'failed', checks, warnings: [] };
   }
-  checks.push({ id: 'revision', status: 'pass', message: `static revision ${before} unchanged` });
+  const checks = [{ id: 'revision', status: 'pass', message: `static revision ${before} unchanged` }];
   const written = moves.map(([, to]) => to);
-  if (flags.config) {
-    const raw = readConfig(flags.config);
-    const base = path.dirname(path.resolve(flags.config));
-    for (const p of raw.providers ?? []) {
-      if (p?.authority?.kind === 'file' && path.resolve(base, p.authority.rootDir ?? '') === root) p.authority.definitionLayout = 'directory';
+  if (config) {
+    const [file, content] = config;
+    const kept = [];
+    try {
+      current = shown(file);
+      changes.place(changes.stage(file, content), file, kept);
+    } catch (error) {
+      return failedWrite(treeError(error, current), changes.undo());
     }
-    fs.writeFileSync(flags.config, JSON.stringify(raw, null, 2) + '\n');
-    written.push(path.relative(process.cwd(), path.resolve(flags.config)));
+    for (const aside of kept) fs.rmSync(aside, { force: true });
+    written.push(shown(file));
   }
   return { status: 'ok', checks, warnings: [], written };
 }

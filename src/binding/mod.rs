@@ -267,6 +267,13 @@ impl NativeStreamCheck {
     }
 }
 
+/// Whether the OS error `errno` (as the OS reports it, positive) is a passing condition of the
+/// machine: the CLI's file writes (`init`, `migrate`) then say `retry`, as reads do.
+#[napi]
+pub fn os_error_is_transient(errno: i32) -> bool {
+    crate::fsx::is_transient(errno)
+}
+
 /// The definition files of a provider folder (`layout`: `legacy` or `directory`), as JSON.
 #[napi]
 pub fn definition_files(root: String, layout: String) -> String {
