@@ -810,10 +810,14 @@ function errorHint(error, command) {
 
 /** A stream the CLI writes to: every write's outcome is kept, so a closed stdout (EPIPE) is
  *  noticed and never an unhandled error. */
+const watched = new WeakSet();
 function output(stream) {
   const writes = [];
   // A failed write is answered through its callback; the stream's own 'error' is expected.
-  stream.on?.('error', () => {});
+  if (!watched.has(stream)) {
+    watched.add(stream);
+    stream.on?.('error', () => {});
+  }
   return {
     isTTY: stream.isTTY,
     write(text) {
