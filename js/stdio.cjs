@@ -284,4 +284,4 @@ class StdioServerTransport {
   }
 }
 
-module.exports = { StdioServerTransport, DEFAULT_HIGH_WATER_MARK, DEFAULT_MAX_IN_FLIGHT };
+module.exports = { StdioServerTransport };
