@@ -488,6 +488,11 @@ test('on a terminal a config error is followed by a line naming the file and wha
     // Not on a terminal: the envelope alone, byte for byte.
     const piped = p.run('providers', '--config', 'missing.json');
     assert.equal(piped.stderr, `${ENVELOPE}\n`);
+    // A file whose reported size lies (0, and it never ends) is read only up to the bound.
+    if (existsSync('/proc/self/pagemap')) {
+      const lying = p.run('catalog', '--config', '/proc/self/pagemap');
+      assert.deepEqual([lying.code, lying.stderr], [1, `${ENVELOPE}\n`]);
+    }
   } finally {
     p.cleanup();
   }

@@ -140,9 +140,8 @@ function unreadableConfig(file, problem) {
 function readConfig(file) {
   let text;
   try {
-    const stat = fs.statSync(file);
-    if (!stat.isFile() || stat.size > CONFIG_MAX_BYTES) throw unreadableConfig(file, 'unreadable');
-    text = fs.readFileSync(file, 'utf8');
+    text = readBounded(file, CONFIG_MAX_BYTES);
+    if (text === undefined) throw unreadableConfig(file, 'unreadable');
   } catch (error) {
     if (error instanceof GraphError) throw error;
     throw unreadableConfig(file, error?.code === 'ENOENT' ? 'missing' : 'unreadable');
@@ -157,6 +156,29 @@ function readConfig(file) {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw unreadableConfig(file, 'invalid');
   return value;
+}
+
+/**
+ * The text of the regular file `file` if it holds at most `max` bytes, else undefined. The bytes
+ * are counted as they are read: a file's reported size can lie (`/proc` files say 0 and never
+ * end). Opened without blocking, so a FIFO is refused instead of waited on.
+ */
+function readBounded(file, max) {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!fs.fstatSync(fd).isFile()) return undefined;
+    const chunks = [];
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (let total = 0; ; ) {
+      const n = fs.readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) return Buffer.concat(chunks, total).toString('utf8');
+      total += n;
+      if (total > max) return undefined;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** The line a person reads after the envelope: which file (as given) and what is wrong with it. */
