@@ -734,13 +734,26 @@ test('migrate restores the tree exactly when the moved tree does not load', () =
   }
 });
 
-test('migrate that fails while moving restores the tree and names a catalog code', { skip: process.getuid?.() === 0 && 'root may write into a read-only folder' }, () => {
+// Root writes into a read-only folder; as root the command runs as `nobody` (util-linux setpriv).
+const asRoot = process.getuid?.() === 0;
+const setpriv = asRoot && spawnSync('setpriv', ['--version'], { encoding: 'utf8' }).status === 0;
+
+test('migrate that fails while moving restores the tree and names a catalog code', { skip: asRoot && !setpriv && 'root may write into a read-only folder, and setpriv is missing' }, () => {
   const p = project();
   try {
     const legacy = legacyProvider(p, 'locked');
     // The last definitions sit in a folder that cannot be changed: their moves fail.
     mkdirSync(path.join(legacy, 'zz'));
     renameSync(path.join(legacy, 'schema-request.capability.json'), path.join(legacy, 'zz', 'schema-request.capability.json'));
+    if (asRoot) {
+      // Everything the unprivileged run needs to read and change is opened to it.
+      spawnSync('chmod', ['-R', 'a+rwX', p.dir]);
+      p.run = (...args) => {
+        const bin = path.join(p.dir, 'node_modules', '.bin', 'capability-graph');
+        const r = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, bin, ...args], { cwd: p.dir, encoding: 'utf8' });
+        return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+      };
+    }
     chmodSync(path.join(legacy, 'zz'), 0o555);
     const before = tree(legacy);
     try {
