@@ -6,36 +6,56 @@ import { rejectsWith, seedSource, throwsWith } from './helpers.mjs';
 
 const open = (extra = {}) => CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor(), ...extra });
 
-test('documented examples are accepted and counter-examples rejected with CG_INPUT_INVALID', async () => {
+const DIALECTS = ['json-schema', 'strict'];
+
+test('documented examples are accepted and counter-examples rejected with CG_INPUT_INVALID, in both dialects', async () => {
   const graph = await open();
-  const adapter = createToolAdapter(graph, { documentBodies: true, entryPoints: ['seed.http::route'] });
-  for (const tool of adapter.tools) {
-    const { examples, properties } = tool.inputSchema;
-    assert.ok(examples.length > 0, tool.name);
-    for (const example of examples) {
-      const out = await adapter.call(tool.name, example);
-      assert.ok(out.ok || out.error.code !== 'CG_INPUT_INVALID', `${tool.name} ${JSON.stringify(example)} → ${JSON.stringify(out.error)}`);
-    }
-    const base = examples[0];
-    const counter = [{ ...base, bogus: 1 }, null, 'text', [base]];
-    for (const [key, schema] of Object.entries(properties)) {
-      if (schema.pattern) counter.push({ ...base, [key]: 'Not Valid::' });
-      if (schema.type === 'string') counter.push({ ...base, [key]: 42 });
-      if (schema.type === 'array') counter.push({ ...base, [key]: 'not-an-array' });
-      if (schema.type === 'integer') counter.push({ ...base, [key]: -1.5 });
-    }
-    for (const args of counter) {
-      const out = await adapter.call(tool.name, args);
-      assert.equal(out.ok, false, `${tool.name} accepted ${JSON.stringify(args)}`);
-      assert.equal(out.error.code, tool.name === 'match' && args?.context !== undefined ? 'CG_CONTEXT_INVALID' : 'CG_INPUT_INVALID', `${tool.name} ${JSON.stringify(args)} → ${JSON.stringify(out.error)}`);
+  const options = { documentBodies: true, entryPoints: ['seed.http::route'] };
+  const plainSchemas = new Map(createToolAdapter(graph, options).tools.map((t) => [t.name, t.inputSchema]));
+  for (const dialect of DIALECTS) {
+    const adapter = createToolAdapter(graph, { ...options, dialect });
+    assert.equal(adapter.tools.length, 15);
+    for (const tool of adapter.tools) {
+      const { examples } = tool;
+      assert.ok(examples.length > 0, tool.name);
+      if (dialect === 'json-schema') assert.deepEqual(tool.inputSchema.examples, examples);
+      for (const example of examples) {
+        const out = await adapter.call(tool.name, example);
+        assert.ok(out.ok || out.error.code !== 'CG_INPUT_INVALID', `${dialect} ${tool.name} ${JSON.stringify(example)} → ${JSON.stringify(out.error)}`);
+      }
+      const base = examples[0];
+      const counter = [{ ...base, bogus: 1 }, null, 'text', [base]];
+      // The counter-examples come from the JSON Schema dialect's constraints, which the strict
+      // dialect says in words: the verbs judge both alike.
+      for (const [key, schema] of Object.entries(plainSchemas.get(tool.name).properties)) {
+        if (schema.pattern) counter.push({ ...base, [key]: 'Not Valid::' });
+        if (schema.type === 'string') counter.push({ ...base, [key]: 42 });
+        if (schema.type === 'array') counter.push({ ...base, [key]: 'not-an-array' });
+        if (schema.type === 'integer') counter.push({ ...base, [key]: -1.5 });
+      }
+      // A required argument is never omitted, not even by null in the strict dialect; an
+      // optional one is only there.
+      for (const key of plainSchemas.get(tool.name).required ?? []) counter.push({ ...base, [key]: null });
+      if (dialect === 'json-schema') for (const key of Object.keys(tool.inputSchema.properties)) counter.push({ ...base, [key]: null });
+      for (const args of counter) {
+        const out = await adapter.call(tool.name, args);
+        assert.equal(out.ok, false, `${dialect} ${tool.name} accepted ${JSON.stringify(args)}`);
+        const context = args?.context !== undefined && !(dialect === 'strict' && args.context === null);
+        const code = tool.name === 'match' && context ? 'CG_CONTEXT_INVALID' : 'CG_INPUT_INVALID';
+        assert.equal(out.error.code, code, `${dialect} ${tool.name} ${JSON.stringify(args)} → ${JSON.stringify(out.error)}`);
+      }
     }
   }
   await graph.close();
 });
 
+const ALL = ['list_providers', 'get_provider', 'list_catalog', 'get_capabilities', 'get_neighbors', 'resolve', 'resolve_selection', 'match', 'list_knowledge_members', 'list_specification_documents', 'read_documents', 'read_document_page', 'read_specification', 'read_specification_page', 'retrieve_capabilities', 'query_knowledge', 'query_runtime'];
+const BODY_TOOLS = ['read_documents', 'read_document_page', 'read_specification', 'read_specification_page', 'query_knowledge'];
+
 test('results and errors equal the direct SDK calls', async () => {
   const graph = await open();
-  const adapter = createToolAdapter(graph, { documentBodies: true });
+  // Named, the tools of backends this graph lacks are served and fail with their codes.
+  const adapter = createToolAdapter(graph, { documentBodies: true, tools: ALL });
   const pairs = [
     ['list_providers', {}, () => graph.listProviders({})],
     ['get_provider', { providerId: 'seed.http' }, () => graph.getProvider('seed.http', {})],
@@ -71,8 +91,8 @@ test('results and errors equal the direct SDK calls', async () => {
 
 test('body tools need the host approval; the bound adapter drops provider arguments', async () => {
   const graph = await open();
-  const adapter = createToolAdapter(graph);
-  for (const name of ['read_documents', 'read_document_page', 'read_specification', 'read_specification_page', 'query_knowledge']) {
+  const adapter = createToolAdapter(graph, { tools: BODY_TOOLS });
+  for (const name of BODY_TOOLS) {
     const out = await adapter.call(name, { selected: ['seed.http::route.http'] });
     assert.deepEqual(out.error, { code: 'CG_ACCESS_DENIED', phase: 'document', message: 'Target is outside the trusted scope', nextAction: 'check_config' }, name);
   }
@@ -170,5 +190,223 @@ test('configs and reload definitions are not bounded by the arguments walk', asy
   const report = await graph.reload({ providerId: 'acme', definitions: { acme: { ...definition, version: '2' } } });
   assert.equal(report.ok, true);
   assert.equal(stats().capabilities, 12_000);
+  await graph.close();
+});
+
+// --- dialects -------------------------------------------------------------------------------
+
+/** Ajv in strict mode: every report it logs or throws, for one schema. */
+async function ajvReports(schema) {
+  const { default: Ajv } = await import('ajv');
+  const reports = [];
+  const logger = { log: () => {}, warn: (...m) => reports.push(m.join(' ')), error: (...m) => reports.push(m.join(' ')) };
+  try {
+    new Ajv({ strict: true, allErrors: true, logger }).compile(schema);
+  } catch (error) {
+    reports.push(error.message);
+  }
+  return reports;
+}
+
+/** The keywords OpenAI's strict mode takes (and Anthropic's and Gemini's subsets share). */
+const STRICT_KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'anyOf', 'description']);
+const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
+
+/** OpenAI's documented strict-mode rules, walked: what each schema node breaks. */
+function strictViolations(schema, at = '$', depth = 0, found = []) {
+  const bad = (rule) => found.push(`${at}: ${rule}`);
+  for (const key of Object.keys(schema)) if (!STRICT_KEYWORDS.has(key)) bad(`keyword ${key}`);
+  if (depth > 10) bad('nested deeper than 10 levels');
+  for (const t of [schema.type ?? []].flat()) if (!TYPES.has(t)) bad(`type ${t}`);
+  if (schema.type === undefined && schema.anyOf === undefined) bad('no type');
+  if (depth === 0 && (schema.type !== 'object' || schema.anyOf)) bad('the root is not an object');
+  if (schema.enum && [schema.type].flat().includes('null') && !schema.enum.includes(null)) bad('a nullable enum without null');
+  if ([schema.type].flat().includes('object')) {
+    if (schema.additionalProperties !== false) bad('additionalProperties is not false');
+    const keys = Object.keys(schema.properties ?? {});
+    if (JSON.stringify([...(schema.required ?? [])].sort()) !== JSON.stringify([...keys].sort())) bad('not every property is required');
+    for (const [key, sub] of Object.entries(schema.properties ?? {})) {
+      if (typeof sub.description !== 'string' || sub.description === '') bad(`property ${key} has no description`);
+      strictViolations(sub, `${at}.${key}`, depth + 1, found);
+    }
+  }
+  if (schema.items) strictViolations(schema.items, `${at}[]`, depth + 1, found);
+  for (const [i, branch] of (schema.anyOf ?? []).entries()) strictViolations(branch, `${at}|${i}`, depth + 1, found);
+  return found;
+}
+
+/** Every property of a schema, at any depth, has a description. */
+function undescribed(schema, at = '$', found = []) {
+  for (const [key, sub] of Object.entries(schema.properties ?? {})) {
+    if (typeof sub.description !== 'string' || sub.description === '') found.push(`${at}.${key}`);
+    undescribed(sub, `${at}.${key}`, found);
+  }
+  if (schema.items) undescribed(schema.items, `${at}[]`, found);
+  return found;
+}
+
+const OPTIONS = { documentBodies: true, entryPoints: ['seed.http::route'], tools: [...ALL, 'list_entry_points'] };
+
+test('the strict dialect meets strict function calling: Ajv strict, the rule walk, a description everywhere', async () => {
+  const graph = await open();
+  for (const target of [graph, graph.forProvider('seed.http')]) {
+    const bound = target !== graph;
+    const tools = bound ? [...ALL.filter((n) => n !== 'list_providers'), 'list_entry_points'] : OPTIONS.tools;
+    const strict = createToolAdapter(target, { ...OPTIONS, tools, dialect: 'strict' });
+    const plain = createToolAdapter(target, { ...OPTIONS, tools });
+    assert.equal(strict.dialect, 'strict');
+    assert.equal(plain.dialect, 'json-schema');
+    assert.equal(strict.tools.length, bound ? 17 : 18);
+    let properties = 0;
+    for (const tool of strict.tools) {
+      assert.deepEqual(await ajvReports(tool.inputSchema), [], `${tool.name} (strict)`);
+      assert.deepEqual(strictViolations(tool.inputSchema), [], tool.name);
+      properties += Object.keys(tool.inputSchema.properties).length;
+    }
+    // OpenAI's ceilings per tool definition set: 5000 properties, 1000 enum values.
+    assert.ok(properties < 5000);
+    for (const tool of plain.tools) {
+      assert.deepEqual(await ajvReports(tool.inputSchema), [], `${tool.name} (json-schema)`);
+      assert.deepEqual(await ajvReports(tool.outputSchema), [], `${tool.name} output`);
+      assert.deepEqual(undescribed(tool.inputSchema), [], tool.name);
+      assert.equal(tool.inputSchema.additionalProperties, false);
+    }
+  }
+  throwsWith(() => createToolAdapter(graph, { dialect: 'openai' }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'dialect' });
+  await graph.close();
+});
+
+test('strict arguments: null omits an optional argument (never inside context), maps come as entries', async () => {
+  const seen = [];
+  const graph = await CapabilityGraph.open({
+    providers: [seedSource()],
+    executor: { id: 'spy', match: (request) => (seen.push(request.context), { status: 'no_match', selections: [] }) },
+  });
+  const strict = createToolAdapter(graph, { dialect: 'strict' });
+  const plain = createToolAdapter(graph);
+  const nulls = { capabilityIdPrefix: null, parent: null, cursor: null, limit: 2, requestProviderScope: null, requiredStaticRevision: null };
+  assert.deepEqual(await strict.call('list_catalog', nulls), { ok: true, result: await graph.listCatalog({ limit: 2 }) });
+  // The SDK and the JSON Schema dialect keep D3: null is a value, and not one these take.
+  assert.equal((await plain.call('list_catalog', nulls)).error.code, 'CG_INPUT_INVALID');
+  await rejectsWith(graph.listCatalog(nulls), 'CG_INPUT_INVALID', 'query', 'fix_input');
+  // A required argument given null is still missing.
+  assert.deepEqual((await strict.call('get_neighbors', { id: null })).error.details, { field: 'id', expected: 'qualified capability ID or { providerId, capabilityId }' });
+
+  const { staticRevision } = (await graph.listProviders()).items[0];
+  const entries = [{ key: 'seed.http', value: staticRevision }];
+  const selection = await strict.call('resolve_selection', { selected: ['seed.http::route.validation'], requestProviderScope: null, requiredStaticRevision: null, requiredStaticRevisionByProvider: entries });
+  assert.deepEqual(selection, { ok: true, result: await graph.resolveSelection({ selected: ['seed.http::route.validation'], requiredStaticRevisionByProvider: { 'seed.http': staticRevision } }) });
+  const stale = await strict.call('resolve', { ids: ['seed.http::route'], requiredStaticRevisionByProvider: [{ key: 'seed.http', value: 's:0000000000000000' }] });
+  assert.equal(stale.error.code, 'CG_REVISION_MISMATCH');
+  const twice = await strict.call('resolve', { ids: ['seed.http::route'], requiredStaticRevisionByProvider: [...entries, ...entries] });
+  assert.deepEqual([twice.error.code, twice.error.details], ['CG_INPUT_INVALID', { field: 'requiredStaticRevisionByProvider' }]);
+  const kinds = await strict.call('get_neighbors', { id: 'seed.http::route', kinds: null, limitPerKind: 1, cursors: null, requestProviderScope: null, requiredStaticRevision: null });
+  const cursor = kinds.result.groups.children.nextCursor;
+  assert.ok(cursor);
+  const next = await strict.call('get_neighbors', { id: 'seed.http::route', kinds: ['children'], limitPerKind: 1, cursors: [{ key: 'children', value: cursor }] });
+  assert.deepEqual(next.result, await graph.getNeighbors('seed.http::route', { kinds: ['children'], limitPerKind: 1, cursors: { children: cursor } }));
+
+  // Inside context, null is a value.
+  const matched = await strict.call('match', { intent: 'route a request', context: [{ key: 'tenant', value: null }, { key: 'tier', value: 2 }], limit: null, timeoutMs: null, requestProviderScope: null, requiredStaticRevision: null });
+  assert.equal(matched.ok, true, JSON.stringify(matched.error));
+  assert.deepEqual(seen.at(-1), { tenant: null, tier: 2 });
+  const omitted = await strict.call('match', { intent: 'route a request', context: null });
+  assert.equal(omitted.ok, true);
+  assert.deepEqual(seen.at(-1), {});
+  // Entries that are not { key, value } go to the verb as they are: it judges them.
+  assert.equal((await strict.call('match', { intent: 'x', context: [{ key: 'a' }] })).error.code, 'CG_CONTEXT_INVALID');
+  assert.equal((await strict.call('resolve', { ids: ['seed.http::route'], requiredStaticRevisionByProvider: [['seed.http', staticRevision]] })).error.code, 'CG_INPUT_INVALID');
+  await graph.close();
+});
+
+test('tool names meet the OpenAI, Anthropic and Gemini rule once prefixed; a prefix that breaks it is refused', async () => {
+  const graph = await open();
+  const NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
+  for (const prefix of ['', 'seed_', 'A-', '_x', 'p'.repeat(36)]) {
+    const adapter = createToolAdapter(graph, { ...OPTIONS, prefix });
+    for (const tool of adapter.tools) assert.match(tool.name, NAME, tool.name);
+  }
+  for (const prefix of ['1x_', '-x', 'bad prefix', 'seed.', 'é_', 'p'.repeat(37), 'p'.repeat(65)]) {
+    throwsWith(() => createToolAdapter(graph, { ...OPTIONS, prefix }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'prefix' });
+  }
+  // The rule holds for the tools served: a long prefix fits the short names.
+  assert.deepEqual(createToolAdapter(graph, { prefix: 'p'.repeat(57), tools: ['resolve'] }).tools.map((t) => t.name.length), [64]);
+  await graph.close();
+});
+
+test('by default only the tools that can work in this configuration are listed; named, any tool is served', async () => {
+  const core = ['list_providers', 'get_provider', 'list_catalog', 'get_capabilities', 'get_neighbors', 'resolve', 'resolve_selection', 'list_knowledge_members', 'list_specification_documents'];
+  const names = (adapter) => adapter.tools.map((t) => t.name);
+  const bare = await CapabilityGraph.open({ providers: [seedSource()] });
+  assert.deepEqual(names(createToolAdapter(bare)), core);
+  assert.deepEqual(names(createToolAdapter(bare, { documentBodies: true })), [...core, 'read_documents', 'read_document_page', 'read_specification', 'read_specification_page']);
+  const named = createToolAdapter(bare, { tools: ['match', 'query_runtime', 'read_documents'] });
+  assert.deepEqual(names(named), ['match', 'read_documents', 'query_runtime']);
+  assert.equal((await named.call('match', { intent: 'x' })).error.code, 'CG_MODEL_NOT_CONFIGURED');
+  assert.equal((await named.call('query_runtime', { project: 'p', environment: 'e' })).error.code, 'CG_RUNTIME_DISABLED');
+  assert.equal((await named.call('read_documents', { selected: ['seed.http::route'] })).error.code, 'CG_ACCESS_DENIED');
+  await bare.close();
+
+  const full = await CapabilityGraph.open({
+    providers: [seedSource()],
+    executor: lexicalExecutor(),
+    capabilityRetriever: { id: 'r', retrieve: () => ({ candidates: [] }) },
+    knowledgeRetriever: { id: 'k', retrieve: () => ({ hits: [] }) },
+    runtimeAdapters: [{ id: 'rt', providerId: 'seed.http', query: () => ({ items: [] }) }],
+  });
+  assert.deepEqual(names(createToolAdapter(full)), [...core.slice(0, 7), 'match', ...core.slice(7), 'retrieve_capabilities', 'query_runtime']);
+  assert.deepEqual(names(createToolAdapter(full, { documentBodies: true })), ALL);
+  assert.deepEqual(names(createToolAdapter(full.forProvider('seed.http'), { documentBodies: true })), ALL.slice(1));
+  await full.close();
+  // A runtime adapter serves its own provider: bound to another, the runtime tool is not listed.
+  const two = await CapabilityGraph.open({
+    providers: [seedSource(), { definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [{ capabilityId: 'x', name: 'X', description: 'D', whenToUse: 'W' }] } }],
+    runtimeAdapters: [{ id: 'rt', providerId: 'seed.http', query: () => ({ items: [] }) }],
+  });
+  assert.ok(names(createToolAdapter(two)).includes('query_runtime'));
+  assert.ok(names(createToolAdapter(two.forProvider('seed.http'))).includes('query_runtime'));
+  assert.ok(!names(createToolAdapter(two.forProvider('acme'))).includes('query_runtime'));
+  await two.close();
+});
+
+test('every tool has a title and read-only annotations; schemas cite the served graph, never an imaginary provider', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+  const catalog = await graph.listCatalog();
+  const known = new Set(catalog.items.map((r) => r.qualifiedId));
+  for (const dialect of DIALECTS) {
+    const adapter = createToolAdapter(graph, { ...OPTIONS, dialect });
+    const titles = new Set();
+    for (const tool of adapter.tools) {
+      assert.ok(typeof tool.title === 'string' && tool.title.length > 3 && !tool.title.includes('_'), tool.name);
+      titles.add(tool.title);
+      assert.deepEqual(tool.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    }
+    assert.equal(titles.size, adapter.tools.length);
+    const text = JSON.stringify(adapter.tools);
+    assert.ok(!/acme|billing|invoice/.test(text), 'an imaginary provider is cited');
+    for (const id of text.match(/seed\.http::[a-z.]+/g)) assert.ok(known.has(id), id);
+    // The body tools say they return document bodies.
+    for (const name of BODY_TOOLS) assert.match(adapter.tools.find((t) => t.name === name).description, /bodies|text|snippets/);
+  }
+  const bound = createToolAdapter(graph.forProvider('seed.http'));
+  const text = JSON.stringify(bound.tools.map((t) => [t.inputSchema, t.examples]));
+  assert.ok(!text.includes('seed.http::'), 'a bound graph cites local IDs');
+  assert.ok(!text.includes('acme'));
+  await graph.close();
+});
+
+test('the adapter teaches the progressive walk in the tools it lists', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+  const full = createToolAdapter(graph, { prefix: 'seed_', documentBodies: true, entryPoints: ['seed.http::route'] }).instructions;
+  const order = ['seed_list_entry_points', 'seed_list_catalog', 'seed_match', 'seed_get_capabilities', 'seed_get_neighbors', 'seed_resolve_selection', 'seed_read_documents'];
+  const at = order.map((n) => full.indexOf(`\`${n}\``));
+  assert.ok(at.every((i) => i >= 0), full);
+  assert.deepEqual([...at].sort((a, b) => a - b), at, full);
+  assert.match(full, /requiredStaticRevision/);
+  assert.match(full, /nextAction/);
+  assert.match(full, /"seed\.http::route"/);
+  const few = createToolAdapter(graph, { tools: ['list_catalog', 'get_capabilities'] }).instructions;
+  assert.ok(!/get_neighbors|match|read_documents|resolve_selection/.test(few), few);
+  assert.match(few, /`list_catalog`/);
   await graph.close();
 });

@@ -14,6 +14,7 @@ let runHosted;
 let graphOf;
 let isGraph;
 let isBound;
+let nativeOf;
 
 /** The error of `verb` called on something that is not its graph (a detached method). */
 const notAGraph = (verb) => GraphError.fromJSON(native.receiverInvalid(verb));
@@ -683,6 +684,7 @@ class CapabilityGraph {
   static {
     // A brand check: true only for a graph this class made (never for a Proxy of one).
     isGraph = (value) => value !== null && typeof value === 'object' && #native in value;
+    nativeOf = (graph) => graph.#native;
     runQuery = (graph, verb, args, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
       // Work that grows with the graph runs on the pool; a page's worth answers right here.
@@ -897,9 +899,26 @@ function formatQualifiedId(value) {
   return unwrap(call(native.formatQualifiedId, toWireJson(value, undefined, ARGUMENTS)));
 }
 
-/** @internal What the CLI uses that is not part of the public surface (export, checkDocuments, diagnose). */
+/** The graph and provider binding behind a graph or bound facade. */
+const target = (graph, verb) => (isBound(graph) ? [graphOf(graph, verb), graph.providerId] : [graph, undefined]);
+
+/** @internal What the CLI and the Tool Adapter use that is not part of the public surface. */
 const internal = {
   query: (graph, verb, query) => runQuery(graph, verb, wire(query)),
+  /** `{ match, retrieveCapabilities, queryKnowledge, queryRuntime }`: which verbs served by a
+   *  host component can answer this graph or bound facade. */
+  hostVerbs(graph) {
+    const [g, providerId] = target(graph, 'hostVerbs');
+    if (!isGraph(g)) throw notAGraph('hostVerbs');
+    return unwrap(call(() => nativeOf(g).hostVerbs(providerId)));
+  },
+  /** A query verb answered on this thread, for a page's worth (the Tool Adapter's examples). */
+  querySync(graph, verb, ...args) {
+    const [g, providerId] = target(graph, verb);
+    if (!isGraph(g)) throw notAGraph(verb);
+    const wired = args.length === 2 ? wirePair(...args) : wire(args[0]);
+    return unwrap(call(() => nativeOf(g).query(verb, wired, providerId)));
+  },
   /** Every definition problem of each provider of `config` (what `open` stops at first). */
   async diagnose(config) {
     const { wired, databases } = await readConfig(config);

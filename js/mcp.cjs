@@ -9,6 +9,18 @@ const { toWireJson, NON_JSON_KEY } = require('./pure-json.cjs');
 const { requireMcpSdk } = require('./peer.cjs');
 
 const RESOURCE_PREFIX = 'capability-graph://';
+/** MCP's "resource not found" (JSON-RPC -32002). */
+const RESOURCE_NOT_FOUND = -32002;
+/** A graph error that says the URI names no resource this server has. */
+const MISSING = new Set(['CG_DOCUMENT_NOT_FOUND', 'CG_PROVIDER_NOT_FOUND', 'CG_KNOWLEDGE_NOT_FOUND', 'CG_ACCESS_DENIED']);
+
+/**
+ * A JSON-RPC error as the SDK sends it: `message` goes to the client as it is (an `McpError`
+ * would carry its own "MCP error <code>:" prefix, which the client's adds again).
+ */
+function protocolError(code, message, data) {
+  return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
+}
 
 function specificationUri(providerId, knowledgeId) {
   return `${RESOURCE_PREFIX}${providerId}/specification/${knowledgeId}`;
@@ -43,27 +55,40 @@ async function listSpecificationResources(graph) {
 
 /**
  * @param graph a CapabilityGraph or a BoundProviderGraph
- * @param options { name?, version?, prefix?, tools?, documentBodies?, entryPoints? }
+ * @param options { name?, version?, instructions?, prefix?, tools?, documentBodies?, entryPoints?, dialect? }
  */
 function createMcpServer(graph, options = {}) {
   // Read once by the pure-JSON walk: a getter or a Proxy is never invoked.
   options = JSON.parse(toWireJson(options));
   const isObject = options !== null && typeof options === 'object' && !Array.isArray(options) && !(NON_JSON_KEY in options);
   if (!isObject) throw inputInvalid('options');
-  const { name = 'capability-graph', version = require('../package.json').version, ...adapterOptions } = options;
+  const { name = 'capability-graph', version = require('../package.json').version, instructions, ...adapterOptions } = options;
   if (typeof name !== 'string' || name === '') throw inputInvalid('name');
   if (typeof version !== 'string' || version === '') throw inputInvalid('version');
+  if (instructions !== undefined && (typeof instructions !== 'string' || instructions === '')) throw inputInvalid('instructions');
   const adapter = createToolAdapter(graph, adapterOptions);
   const documentBodies = adapterOptions.documentBodies === true;
 
   const { Server } = requireMcpSdk('server/index.js');
   const types = requireMcpSdk('types.js');
-  const server = new Server({ name, version }, { capabilities: { tools: {}, ...(documentBodies ? { resources: {} } : {}) } });
+  const server = new Server(
+    { name, version },
+    { capabilities: { tools: {}, ...(documentBodies ? { resources: {} } : {}) }, instructions: instructions ?? adapter.instructions },
+  );
 
-  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: adapter.tools.map((t) => ({ ...t })) }));
+  // A tool as MCP lists it: its human title also in `annotations`, for clients that read it there.
+  const tools = adapter.tools.map(({ name: n, title, description, inputSchema, outputSchema, annotations }) => ({
+    name: n,
+    title,
+    description,
+    inputSchema,
+    outputSchema,
+    annotations: { title, ...annotations },
+  }));
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: structuredClone(tools) }));
   server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
     const { name: tool, arguments: args } = request.params;
-    if (!adapter.has(tool)) throw new types.McpError(types.ErrorCode.InvalidParams, 'Unknown tool');
+    if (!adapter.has(tool)) throw protocolError(types.ErrorCode.InvalidParams, 'Unknown tool');
     const outcome = await adapter.call(tool, args ?? {}, { signal: extra.signal });
     if (!outcome.ok) return { content: [{ type: 'text', text: JSON.stringify(outcome.error) }], isError: true };
     return { content: [{ type: 'text', text: JSON.stringify(outcome.result) }], structuredContent: outcome.result };
@@ -74,7 +99,7 @@ function createMcpServer(graph, options = {}) {
     server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => {
       const { uri } = request.params;
       const match = /^capability-graph:\/\/([^/]+)\/specification\/([^/]+)$/.exec(uri);
-      if (!match) throw new types.McpError(types.ErrorCode.InvalidParams, 'Unknown resource');
+      if (!match) throw protocolError(RESOURCE_NOT_FOUND, 'Resource not found');
       const [, providerId, knowledgeId] = match;
       let batch;
       try {
@@ -85,14 +110,21 @@ function createMcpServer(graph, options = {}) {
           ? await graph.readSpecification({ knowledgeIds: [knowledgeId] })
           : await graph.readSpecification({ providerId, knowledgeIds: [knowledgeId] });
       } catch (error) {
-        throw new types.McpError(types.ErrorCode.InvalidParams, JSON.stringify(error instanceof GraphError ? error.toJSON() : { code: 'CG_INTERNAL' }));
+        throw resourceError(error instanceof GraphError ? error.toJSON() : new GraphError({ code: 'CG_INTERNAL' }).toJSON());
       }
       const slot = batch.results[0];
-      if (!slot?.ok) throw new types.McpError(types.ErrorCode.InvalidParams, JSON.stringify(slot?.error ?? new GraphError({ code: 'CG_DOCUMENT_NOT_FOUND', phase: 'document' })));
+      if (!slot?.ok) throw resourceError(slot?.error ?? new GraphError({ code: 'CG_DOCUMENT_NOT_FOUND', phase: 'document' }).toJSON());
       return { contents: [{ uri, mimeType: slot.value.contentType.split(';')[0], text: slot.value.text }] };
     });
   }
   return server;
+}
+
+/** A failed resource read: -32002 when the URI names nothing this server has, else invalid
+ *  params; the graph error's JSON is the message (the client reads it as the tools' errors). */
+function resourceError(error) {
+  if (MISSING.has(error.code)) return protocolError(RESOURCE_NOT_FOUND, 'Resource not found', error);
+  return protocolError(-32602, JSON.stringify(error), error);
 }
 
 module.exports = { createMcpServer };

@@ -222,6 +222,13 @@ impl Engine {
         Ok(serde_json::json!({ "providers": providers }).to_string())
     }
 
+    /// Which verbs served by a host component can answer a caller bound to `bound` (or not), as
+    /// JSON `{ verb: bool }`.
+    pub fn host_verbs(&self, bound: Option<&str>) -> Result<String> {
+        let call = self.call(bound)?;
+        Ok(backends::host_verbs(&call, self.executor.is_some()).to_string())
+    }
+
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {
         Ok(self.call_on(self.store.pin()?, bound))
     }

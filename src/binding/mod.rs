@@ -721,6 +721,12 @@ impl NativeGraph {
         outcome(guarded(|| self.engine.stats()))
     }
 
+    /// Which verbs served by a host component can answer (JSON `{ verb: bool }`).
+    #[napi]
+    pub fn host_verbs(&self, bound: Option<String>) -> String {
+        outcome(guarded(|| self.engine.host_verbs(bound.as_deref())))
+    }
+
     /// `query` on the pool, for the verbs of `POOL_VERBS`.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn query_on_pool(

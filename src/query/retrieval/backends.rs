@@ -23,6 +23,21 @@ pub struct Backends {
     pub runtime: Vec<String>,
 }
 
+/// The verbs served by a host component that can answer `call`'s caller, each `true` or
+/// `false`: what a tool list offers by default. `executor` says whether an executor is set.
+pub fn host_verbs(call: &Call, executor: bool) -> Value {
+    let runtime = match call.bound {
+        Some(provider) => call.backends.runtime.iter().any(|p| p == provider),
+        None => !call.backends.runtime.is_empty(),
+    };
+    json!({
+        "match": executor,
+        "retrieveCapabilities": call.backends.capability_retriever,
+        "queryKnowledge": call.backends.knowledge_retriever,
+        "queryRuntime": runtime,
+    })
+}
+
 fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str> {
     args.string(key)?
         .filter(|t| !crate::json::is_blank(t))
