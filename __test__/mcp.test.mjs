@@ -7,6 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { repoRoot, seedRoot, seedSource } from './helpers.mjs';
 
+const SEED_TOOLS = ['list_providers', 'get_provider', 'list_catalog', 'get_capabilities', 'get_neighbors', 'resolve', 'resolve_selection', 'match', 'list_knowledge_members', 'list_specification_documents', 'read_documents', 'read_document_page', 'read_specification', 'read_specification_page', 'list_entry_points'];
+
 const json = (result) => {
   assert.equal(result.content[0].type, 'text');
   return JSON.parse(result.content[0].text);
@@ -19,10 +21,23 @@ test('a stdio MCP client walks the seed chain, sees exact errors, reads the spec
   const direct = await CapabilityGraph.open({ providers: [seedSource()] });
   try {
     const { tools } = await client.listTools();
-    assert.ok(tools.length >= 18);
-    assert.ok(tools.every((t) => t.name.startsWith('example_') && t.inputSchema.type === 'object'));
+    // No retriever and no runtime adapter here: their tools are not listed.
+    assert.deepEqual(tools.map((t) => t.name), SEED_TOOLS.map((n) => `example_${n}`));
+    assert.ok(tools.every((t) => t.inputSchema.type === 'object'));
+    for (const tool of tools) {
+      assert.ok(tool.title && !tool.title.includes('_'), tool.name);
+      assert.deepEqual(tool.annotations, { title: tool.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    }
+    const instructions = client.getInstructions();
+    for (const name of ['example_list_entry_points', 'example_match', 'example_get_neighbors', 'example_resolve_selection', 'example_read_documents']) assert.ok(instructions.includes(`\`${name}\``), name);
+    assert.ok(!instructions.includes('query_runtime'));
+    // No tool per capability and no capability data in tool metadata: the schemas cite a few
+    // IDs of this graph as examples, nothing of what the capabilities say.
     const metadata = JSON.stringify(tools);
-    for (const data of ['route.validation', 'schema.request', 'D-02', 'seed.http']) assert.ok(!metadata.includes(data), `tool metadata mentions ${data}`);
+    for (const row of (await direct.listCatalog()).items) {
+      for (const text of [row.name, row.description, row.whenToUse]) assert.ok(!metadata.includes(text), `tool metadata mentions ${text}`);
+    }
+    assert.ok(new Set(metadata.match(/seed\.http::[a-z.]+/g)).size <= 3);
 
     const call = async (name, args) => {
       const result = await client.callTool({ name: `example_${name}`, arguments: args });
@@ -58,7 +73,11 @@ test('a stdio MCP client walks the seed chain, sees exact errors, reads the spec
       const expected = await probe().then(() => assert.fail('expected a failure'), (e) => e.toJSON());
       assert.deepEqual(json(result), expected);
     }
-    await assert.rejects(client.callTool({ name: 'example_nope', arguments: {} }), /Unknown tool/);
+    // The protocol error says its text once.
+    await assert.rejects(client.callTool({ name: 'example_nope', arguments: {} }), (error) => {
+      assert.deepEqual([error.code, error.message], [-32602, 'MCP error -32602: Unknown tool']);
+      return true;
+    });
 
     const { resources } = await client.listResources();
     assert.deepEqual(resources.map((r) => r.uri), ['capability-graph://seed.http/specification/SPEC-01']);
@@ -219,5 +238,75 @@ test('without the optional MCP SDK, createMcpServer and `capability-graph mcp` n
     assert.deepEqual(envelope.error.details, { package: '@modelcontextprotocol/sdk' });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A client connected in memory to `createMcpServer(graph, options)`. */
+async function connected(graph, options) {
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+  const { createMcpServer } = await import('@devcodex/capability-graph');
+  const server = createMcpServer(graph, options);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  return { client, close: async () => (await client.close(), await server.close()) };
+}
+
+test('MCP lists the tools this configuration can serve, with instructions for the walk; a missing resource is -32002', async () => {
+  const { lexicalExecutor } = await import('@devcodex/capability-graph');
+  const bare = await CapabilityGraph.open({ providers: [seedSource()] });
+  let mcp = await connected(bare);
+  const listed = (await mcp.client.listTools()).tools.map((t) => t.name);
+  assert.deepEqual(listed, ['list_providers', 'get_provider', 'list_catalog', 'get_capabilities', 'get_neighbors', 'resolve', 'resolve_selection', 'list_knowledge_members', 'list_specification_documents']);
+  const instructions = mcp.client.getInstructions();
+  assert.match(instructions, /^This server serves the capability graph of "seed\.http"/);
+  assert.ok(!/`match`|`read_documents`/.test(instructions), instructions);
+  await mcp.close();
+  // Named, a tool is listed and fails with its documented code.
+  mcp = await connected(bare, { tools: ['match', 'list_catalog'], instructions: 'Use list_catalog first.' });
+  assert.deepEqual((await mcp.client.listTools()).tools.map((t) => t.name), ['list_catalog', 'match']);
+  assert.equal(mcp.client.getInstructions(), 'Use list_catalog first.');
+  const unconfigured = await mcp.client.callTool({ name: 'match', arguments: { intent: 'x' } });
+  assert.equal(unconfigured.isError, true);
+  assert.equal(json(unconfigured).code, 'CG_MODEL_NOT_CONFIGURED');
+  await mcp.close();
+  await bare.close();
+
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+  mcp = await connected(graph, { documentBodies: true, dialect: 'strict', prefix: 'seed_' });
+  const { tools } = await mcp.client.listTools();
+  assert.ok(tools.some((t) => t.name === 'seed_match') && tools.some((t) => t.name === 'seed_read_documents'));
+  const catalog = tools.find((t) => t.name === 'seed_list_catalog');
+  assert.deepEqual(catalog.inputSchema.required, Object.keys(catalog.inputSchema.properties));
+  const nulls = await mcp.client.callTool({ name: 'seed_list_catalog', arguments: { capabilityIdPrefix: null, parent: null, cursor: null, limit: 1, requestProviderScope: null, requiredStaticRevision: null } });
+  assert.notEqual(nulls.isError, true, JSON.stringify(nulls.content));
+  assert.equal(nulls.structuredContent.items.length, 1);
+  for (const uri of ['capability-graph://seed.http/specification/NOPE-9', 'capability-graph://ghost/specification/SPEC-01', 'capability-graph://elsewhere']) {
+    await assert.rejects(mcp.client.readResource({ uri }), (error) => {
+      assert.equal(error.code, -32002, uri);
+      assert.equal(error.message, 'MCP error -32002: Resource not found');
+      return true;
+    });
+  }
+  await mcp.close();
+  await graph.close();
+});
+
+test('`capability-graph mcp` on the shipped config serves seed_ tools with the instructions', async () => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(repoRoot, 'bin', 'capability-graph.cjs'), 'mcp', '--config', path.join(repoRoot, 'examples', 'capability-graph.json')],
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'shipped', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), SEED_TOOLS.slice(0, 10).map((n) => `seed_${n}`));
+    assert.ok(client.getInstructions().includes('`seed_list_catalog`'));
+    const result = await client.callTool({ name: 'seed_list_catalog', arguments: { limit: 1 } });
+    assert.notEqual(result.isError, true);
+  } finally {
+    await client.close();
   }
 });
