@@ -1116,43 +1116,95 @@ export type ToolName =
   | 'read_specification' | 'read_specification_page' | 'retrieve_capabilities'
   | 'query_knowledge' | 'query_runtime' | 'list_entry_points';
 
+/**
+ * How input schemas are written. `'json-schema'` (the default): JSON Schema with its limits
+ * (`pattern`, `minLength`, …), optional properties left out of `required`, maps as objects.
+ * `'strict'`: what strict function calling accepts (OpenAI strict mode, Anthropic strict
+ * tools, Gemini): every property in `required`, optional ones nullable (`[T, "null"]`),
+ * `additionalProperties: false` everywhere, limits said in descriptions, maps as arrays of
+ * `{ key, value }` entries. In the strict dialect a `null` optional top-level argument means
+ * omitted (not inside `context`, where null is a value), and entries are turned back into the
+ * map before the verb runs.
+ */
+export type ToolDialect = 'json-schema' | 'strict';
+
 export interface ToolAdapterOptions {
-  /** Prepended to every tool name (letters, digits, `_`, `-`). */
+  /** Prepended to every tool name; each prefixed name must match `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`
+   *  (the rule of OpenAI, Anthropic and Gemini), else `CG_INPUT_INVALID` (`field: 'prefix'`). */
   prefix?: string;
-  /** Only these tools (names without the prefix). */
+  /** Only these tools (names without the prefix), whether or not this configuration can serve
+   *  them: one that cannot fails with its documented code. Default: the tools that can work
+   *  here (no body tools without `documentBodies`, no retriever, runtime or `match` tool without
+   *  its backend). */
   tools?: ToolName[];
   /** The trusted host approves document bodies for agents (the read tools and query_knowledge). */
   documentBodies?: boolean;
   /** Qualified IDs the provider chose as its main entries; adds `list_entry_points`. */
   entryPoints?: string[];
+  /** Default `'json-schema'`. */
+  dialect?: ToolDialect;
+}
+
+/** What every tool is (MCP tool annotations): it reads the graph and changes nothing. */
+export interface ToolAnnotations {
+  readOnlyHint: true;
+  destructiveHint: false;
+  idempotentHint: true;
+  openWorldHint: false;
+}
+
+/** A JSON Schema node of a tool's input. */
+export interface ToolSchema {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, ToolSchema>;
+  required?: string[];
+  additionalProperties?: boolean | ToolSchema;
+  items?: ToolSchema;
+  enum?: unknown[];
+  anyOf?: ToolSchema[];
+  [keyword: string]: unknown;
 }
 
 export interface ToolDefinition {
   name: string;
+  /** A human title, e.g. "Read capability details". */
+  title: string;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; [key: string]: unknown };
+  inputSchema: ToolSchema & { type: 'object'; properties: Record<string, ToolSchema>; required?: string[]; additionalProperties: false };
   outputSchema: { type: 'object'; [key: string]: unknown };
+  annotations: ToolAnnotations;
+  /** The documented example arguments, in the adapter's dialect (IDs of the served graph). */
+  examples: Record<string, unknown>[];
 }
 
 export type ToolOutcome = { ok: true; result: any } | { ok: false; error: GraphErrorJSON };
 
 export interface ToolAdapter {
   readonly tools: readonly ToolDefinition[];
+  readonly dialect: ToolDialect;
+  /** The progressive walk (entry points or catalog → narrow → details → neighbours →
+   *  resolve_selection → documents) in the tools this adapter lists: a system prompt or MCP
+   *  server `instructions`. */
+  readonly instructions: string;
   /** Resolves `{ ok: true, result }` or `{ ok: false, error }`; never rejects for graph errors. */
   call(name: string, args: unknown, options?: { signal?: AbortSignal }): Promise<ToolOutcome>;
   has(name: string): boolean;
 }
 
-/** The graph as tools for agents (SPEC §9). Throws `CG_INPUT_INVALID` for bad options. */
+/** The graph as tools for agents. Throws `CG_INPUT_INVALID` for bad options. */
 export declare function createToolAdapter(graph: CapabilityGraph | BoundProviderGraph, options?: ToolAdapterOptions): ToolAdapter;
 
 export interface McpServerOptions extends ToolAdapterOptions {
   name?: string;
   version?: string;
+  /** The server's `instructions` (default: the adapter's walk, generated from the tools listed). */
+  instructions?: string;
 }
 
 /** A low-level MCP `Server` (from `@modelcontextprotocol/sdk`) serving the Tool Adapter's tools
- *  and, with `documentBodies`, the providers' specification documents as resources. */
+ *  (with titles and annotations) and `instructions`, and, with `documentBodies`, the providers'
+ *  specification documents as resources (an unknown one is JSON-RPC error -32002). */
 export declare function createMcpServer(
   graph: CapabilityGraph | BoundProviderGraph,
   options?: McpServerOptions,

@@ -11,6 +11,8 @@ import {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  type ToolDefinition,
+  type ToolDialect,
   StdioServerTransport,
   codexExecutor,
   type ModelExecutor,
@@ -164,6 +166,20 @@ async function tools(graph: CapabilityGraph): Promise<void> {
   await CapabilityGraph.open({ providers: [], budgets: { database: { maxPages: 1 } } });
   // @ts-expect-error unknown tool name
   createToolAdapter(graph, { tools: ['nope'] });
+  const strict = createToolAdapter(graph, { dialect: 'strict', prefix: 'seed_' });
+  const dialect: ToolDialect = strict.dialect;
+  const instructions: string = strict.instructions;
+  const first: ToolDefinition = strict.tools[0];
+  const title: string = first.title;
+  const readOnly: true = first.annotations.readOnlyHint;
+  const required: string[] | undefined = first.inputSchema.required;
+  const example: Record<string, unknown> | undefined = first.examples[0];
+  void [dialect, instructions, title, readOnly, required, example];
+  createMcpServer(graph, { dialect: 'json-schema', instructions: 'Start with list_catalog.' });
+  // @ts-expect-error the dialects are 'json-schema' and 'strict'
+  createToolAdapter(graph, { dialect: 'openai' });
+  // @ts-expect-error instructions are text
+  createMcpServer(graph, { instructions: 1 });
 }
 void tools;
 
