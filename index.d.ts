@@ -1211,6 +1211,34 @@ export declare function createMcpServer(
   // @ts-ignore -- the SDK is an optional peer: without it installed this type is `any`.
 ): import('@modelcontextprotocol/sdk/server/index.js').Server;
 
+export interface McpHttpHandlerOptions extends McpServerOptions {
+  /** Host header values accepted (DNS-rebinding protection, always on), e.g. `"mcp.internal:8080"`.
+   *  Default: `127.0.0.1`, `localhost` and `[::1]` with the port the request came in on. */
+  allowedHosts?: string[];
+  /** Origin header values accepted when a request sends one (default: any). */
+  allowedOrigins?: string[];
+  /** The largest request body read, in bytes (the MCP SDK's default: 4 MiB). */
+  maxRequestBodySize?: number;
+}
+
+/** A Node.js request listener serving MCP over Streamable HTTP in stateless mode: a server and
+ *  transport per request over the one graph (scales out behind a load balancer). Mount it on
+ *  any `node:http` server or framework route (pass a body already parsed as `parsedBody`).
+ *  Answers POST only (GET and DELETE: 405). Throws `CG_INPUT_INVALID` for bad options. */
+export declare function createMcpHttpHandler(
+  graph: CapabilityGraph | BoundProviderGraph,
+  options?: McpHttpHandlerOptions,
+): McpHttpHandler;
+
+/** `(req, res, parsedBody?)` of `node:http` (without Node's types installed, `req` and `res` are `any`). */
+export type McpHttpHandler = (
+  // @ts-ignore -- Node's types are optional for consumers.
+  req: import('node:http').IncomingMessage,
+  // @ts-ignore -- Node's types are optional for consumers.
+  res: import('node:http').ServerResponse,
+  parsedBody?: unknown,
+) => Promise<void>;
+
 export interface StdioServerTransportOptions {
   /** Default `process.stdin` (a Node.js readable stream). */
   stdin?: { on(event: string, listener: (...args: any[]) => void): unknown };

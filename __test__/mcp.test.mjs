@@ -310,3 +310,114 @@ test('`capability-graph mcp` on the shipped config serves seed_ tools with the i
     await client.close();
   }
 });
+
+/** GETs or POSTs `path` on `port` with raw headers (a Host header fetch would not send). */
+async function rawRequest(port, headers, body) {
+  const http = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/mcp', method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('Streamable HTTP, stateless: SDK clients list and call over one graph; the Host header is checked', async () => {
+  const http = await import('node:http');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { createMcpHttpHandler, lexicalExecutor } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+  const handler = createMcpHttpHandler(graph, { prefix: 'seed_', entryPoints: ['seed.http::route'] });
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  const connect = async () => {
+    const client = new Client({ name: 'http', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    return client;
+  };
+  try {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    const { tools } = await a.listTools();
+    assert.ok(tools.every((t) => t.name.startsWith('seed_') && t.title && t.annotations.readOnlyHint === true));
+    assert.match(a.getInstructions(), /`seed_list_entry_points`/);
+    const [x, y] = await Promise.all([
+      a.callTool({ name: 'seed_list_entry_points', arguments: {} }),
+      b.callTool({ name: 'seed_get_neighbors', arguments: { id: 'seed.http::route', kinds: ['children'] } }),
+    ]);
+    assert.deepEqual(x.structuredContent.items.map((s) => s.value.qualifiedId), ['seed.http::route']);
+    assert.deepEqual(y.structuredContent, await graph.getNeighbors('seed.http::route', { kinds: ['children'] }));
+    const failed = await b.callTool({ name: 'seed_list_catalog', arguments: { requestProviderScope: ['not.allowed'] } });
+    assert.equal(failed.isError, true);
+    assert.equal(json(failed).code, 'CG_SCOPE_DENIED');
+    await Promise.all([a.close(), b.close()]);
+
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const accept = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    // DNS rebinding: a page on another name that resolves here is refused.
+    const rebound = await rawRequest(port, { ...accept, host: `attacker.example:${port}` }, init);
+    assert.equal(rebound.status, 403);
+    const local = await rawRequest(port, { ...accept, host: `localhost:${port}` }, init);
+    assert.equal(local.status, 200);
+    assert.equal(JSON.parse(local.text).result.serverInfo.name, 'capability-graph');
+    // Stateless: no stream to open, no session to end.
+    assert.equal((await rawRequest(port, { accept: 'text/event-stream', host: `127.0.0.1:${port}` })).status, 405);
+    for (const options of [{ allowedHosts: [] }, { allowedHosts: [''] }, { allowedOrigins: 'x' }, { maxRequestBodySize: 0 }, { bogus: 1 }]) {
+      const field = Object.keys(options)[0];
+      assert.throws(() => createMcpHttpHandler(graph, options), (e) => e.code === 'CG_INPUT_INVALID' && e.details.field === field);
+    }
+    // Named hosts replace the loopback default.
+    const named = createMcpHttpHandler(graph, { allowedHosts: [`mcp.internal:${port}`] });
+    server.removeAllListeners('request');
+    server.on('request', (req, res) => named(req, res));
+    assert.equal((await rawRequest(port, { ...accept, host: `mcp.internal:${port}` }, init)).status, 200);
+    assert.equal((await rawRequest(port, { ...accept, host: `127.0.0.1:${port}` }, init)).status, 403);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+});
+
+test('`capability-graph mcp --http` serves the shipped config over Streamable HTTP on loopback', async () => {
+  const { spawn, spawnSync } = await import('node:child_process');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
+  const config = path.join(repoRoot, 'examples', 'capability-graph.json');
+  const child = spawn(process.execPath, [cli, 'mcp', '--config', config, '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let stderr = '';
+    const url = await new Promise((resolve, reject) => {
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        const found = /at (http:\/\/\S+)\n/.exec(stderr);
+        if (found) resolve(found[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = new Client({ name: 'cli-http', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), SEED_TOOLS.slice(0, 10).map((n) => `seed_${n}`));
+    assert.ok(client.getInstructions().includes('`seed_list_catalog`'));
+    const result = await client.callTool({ name: 'seed_match', arguments: { intent: 'validate the request body before the handler runs' } });
+    assert.equal(result.structuredContent.matches[0].qualifiedId, 'seed.http::route.validation');
+    await client.close();
+    const port = Number(new URL(url).port);
+    assert.equal((await rawRequest(port, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `evil.example:${port}` }, '{}')).status, 403);
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    if (child.exitCode === null) child.kill('SIGTERM');
+    assert.deepEqual(await exited, { code: 0, signal: null });
+  }
+  // Bad addresses and flags are usage errors.
+  for (const args of [['--http', 'nope'], ['--http', '70000'], ['--allowed-host', 'x:1']]) {
+    const run = spawnSync(process.execPath, [cli, 'mcp', '--config', config, ...args], { encoding: 'utf8', input: '' });
+    assert.equal(run.status, 1, args.join(' '));
+    const { error } = JSON.parse(run.stderr);
+    assert.deepEqual([error.code, error.phase, error.details.field], ['CG_INPUT_INVALID', 'config', args[0]]);
+  }
+});

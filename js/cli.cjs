@@ -31,7 +31,7 @@ const COMMANDS = {
   spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
   match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true } } },
   export: { args: [0, 0], flags: { provider: { value: true }, format: { value: true } } },
-  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {} } },
+  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {}, http: { value: true }, 'allowed-host': { value: true, multi: true } } },
   doctor: { args: [0, 0], flags: {} },
   init: { args: [1, 1], flags: { 'provider-id': { value: true }, 'dry-run': {}, force: {} } },
   migrate: { args: [1, 1], flags: { 'dry-run': {} } },
@@ -54,6 +54,7 @@ Graph commands
   match INTENT [--context key=value]… [--limit N]
   export [--provider P] --format mermaid|dot|json
   mcp [--prefix P] [--document-bodies]        serve MCP on stdio
+  mcp --http [HOST:]PORT [--allowed-host H:P]…   serve MCP over Streamable HTTP at /mcp
 
 Maintenance
   help [COMMAND]                              this help, or one command's
@@ -738,7 +739,7 @@ function configInvalid(path, expected) {
   return new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path, ...(expected ? { expected } : {}) } });
 }
 
-async function serveMcp(graph, mcp = {}, flags) {
+async function serveMcp(graph, mcp = {}, flags, stderr) {
   const { createMcpServer } = require('./mcp.cjs');
   const { StdioServerTransport } = require('./stdio.cjs');
   if (mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) throw configInvalid('mcp', 'object');
@@ -750,15 +751,19 @@ async function serveMcp(graph, mcp = {}, flags) {
   } catch (error) {
     throw named(error, (field) => configInvalid(typeof field === 'string' ? `mcp.${field}` : 'mcp'));
   }
+  const options = {
+    ...mcp,
+    ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
+    ...(flags['document-bodies'] ? { documentBodies: true } : {}),
+  };
+  const flagged = (error) => named(error, (field) => usage(field === 'documentBodies' ? '--document-bodies' : field === 'allowedHosts' ? '--allowed-host' : '--prefix'));
+  if (flags.http !== undefined) return serveMcpHttp(graph, options, flags, stderr, flagged);
+  if (flags['allowed-host'] !== undefined) throw usage('--allowed-host');
   let server;
   try {
-    server = createMcpServer(graph, {
-      ...mcp,
-      ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
-      ...(flags['document-bodies'] ? { documentBodies: true } : {}),
-    });
+    server = createMcpServer(graph, options);
   } catch (error) {
-    throw named(error, (field) => usage(field === 'documentBodies' ? '--document-bodies' : '--prefix'));
+    throw flagged(error);
   }
   // The transport closes once every request read before the end of input is answered (or its
   // stdout is gone); a signal ends the session at once.
@@ -774,6 +779,58 @@ async function serveMcp(graph, mcp = {}, flags) {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     await server.close().catch(() => {});
+  }
+}
+
+/** `[HOST:]PORT` of `--http`; the host is loopback unless told otherwise. */
+function httpAddress(value) {
+  const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value);
+  if (!m || Number(m[2]) > 65535) throw usage('--http');
+  return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
+}
+
+/** `capability-graph mcp --http`: stateless Streamable HTTP at /mcp, until a signal. */
+async function serveMcpHttp(graph, options, flags, stderr, flagged) {
+  const { createMcpHttpHandler } = require('./mcp.cjs');
+  const address = httpAddress(flags.http);
+  let handler;
+  try {
+    handler = createMcpHttpHandler(graph, { ...options, ...(flags['allowed-host'] ? { allowedHosts: flags['allowed-host'] } : {}) });
+  } catch (error) {
+    throw flagged(error);
+  }
+  const http = require('node:http');
+  const server = http.createServer((req, res) => {
+    if (!/^\/mcp(\?|$)/.test(req.url)) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Not found: MCP is served at /mcp' }, id: null }));
+      return;
+    }
+    handler(req, res);
+  });
+  try {
+    await new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(address.port, address.host, resolve);
+    });
+  } catch {
+    // A port in use or refused: the address is the config's to change.
+    throw configInvalid('--http', 'an address this process may listen on');
+  }
+  const { port } = server.address();
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  stderr.write(`capability-graph: MCP over Streamable HTTP at http://${host}:${port}/mcp\n`);
+  let stop;
+  const stopped = new Promise((resolve) => (stop = resolve));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await stopped;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 }
 
@@ -915,7 +972,7 @@ async function run(argv, stdout, stderr) {
     const opened = await openGraph(flags, stderr);
     graph = opened.graph;
     if (command === 'mcp') {
-      await serveMcp(graph, opened.mcp, flags);
+      await serveMcp(graph, opened.mcp, flags, stderr);
       return 0;
     }
     if (command === 'export') {

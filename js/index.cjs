@@ -21,6 +21,11 @@ function createMcpServer(graph, options) {
   return require('./mcp.cjs').createMcpServer(graph, options);
 }
 
+/** A Node.js request listener serving MCP over Streamable HTTP (stateless); loads like createMcpServer. */
+function createMcpHttpHandler(graph, options) {
+  return require('./mcp.cjs').createMcpHttpHandler(graph, options);
+}
+
 module.exports = {
   CapabilityGraph,
   BoundProviderGraph,
@@ -33,6 +38,7 @@ module.exports = {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  createMcpHttpHandler,
   StdioServerTransport,
   codexExecutor,
   seedProviderRoot,

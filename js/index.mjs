@@ -14,6 +14,7 @@ export const {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  createMcpHttpHandler,
   StdioServerTransport,
   codexExecutor,
   seedProviderRoot,

@@ -53,29 +53,21 @@ async function listSpecificationResources(graph) {
   return resources;
 }
 
-/**
- * @param graph a CapabilityGraph or a BoundProviderGraph
- * @param options { name?, version?, instructions?, prefix?, tools?, documentBodies?, entryPoints?, dialect? }
- */
-function createMcpServer(graph, options = {}) {
-  // Read once by the pure-JSON walk: a getter or a Proxy is never invoked.
+/** `options` read once by the pure-JSON walk (a getter or a Proxy is never invoked), as an object. */
+function plainOptions(options) {
   options = JSON.parse(toWireJson(options));
   const isObject = options !== null && typeof options === 'object' && !Array.isArray(options) && !(NON_JSON_KEY in options);
   if (!isObject) throw inputInvalid('options');
+  return options;
+}
+
+/** What every server made from `options` shares: checked options, the adapter, the listed tools. */
+function serverParts(graph, options) {
   const { name = 'capability-graph', version = require('../package.json').version, instructions, ...adapterOptions } = options;
   if (typeof name !== 'string' || name === '') throw inputInvalid('name');
   if (typeof version !== 'string' || version === '') throw inputInvalid('version');
   if (instructions !== undefined && (typeof instructions !== 'string' || instructions === '')) throw inputInvalid('instructions');
   const adapter = createToolAdapter(graph, adapterOptions);
-  const documentBodies = adapterOptions.documentBodies === true;
-
-  const { Server } = requireMcpSdk('server/index.js');
-  const types = requireMcpSdk('types.js');
-  const server = new Server(
-    { name, version },
-    { capabilities: { tools: {}, ...(documentBodies ? { resources: {} } : {}) }, instructions: instructions ?? adapter.instructions },
-  );
-
   // A tool as MCP lists it: its human title also in `annotations`, for clients that read it there.
   const tools = adapter.tools.map(({ name: n, title, description, inputSchema, outputSchema, annotations }) => ({
     name: n,
@@ -85,6 +77,23 @@ function createMcpServer(graph, options = {}) {
     outputSchema,
     annotations: { title, ...annotations },
   }));
+  return { graph, name, version, instructions: instructions ?? adapter.instructions, adapter, tools, documentBodies: adapterOptions.documentBodies === true };
+}
+
+/**
+ * @param graph a CapabilityGraph or a BoundProviderGraph
+ * @param options { name?, version?, instructions?, prefix?, tools?, documentBodies?, entryPoints?, dialect? }
+ */
+function createMcpServer(graph, options = {}) {
+  return serverOf(serverParts(graph, plainOptions(options)));
+}
+
+/** A low-level MCP `Server` over the shared parts. */
+function serverOf({ graph, name, version, instructions, adapter, tools, documentBodies }) {
+  const { Server } = requireMcpSdk('server/index.js');
+  const types = requireMcpSdk('types.js');
+  const server = new Server({ name, version }, { capabilities: { tools: {}, ...(documentBodies ? { resources: {} } : {}) }, instructions });
+
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: structuredClone(tools) }));
   server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
     const { name: tool, arguments: args } = request.params;
@@ -127,4 +136,65 @@ function resourceError(error) {
   return protocolError(-32602, JSON.stringify(error), error);
 }
 
-module.exports = { createMcpServer };
+const HTTP_KEYS = ['allowedHosts', 'allowedOrigins', 'maxRequestBodySize'];
+
+/** A list of non-empty strings, or undefined. */
+function hostList(value, field) {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v !== '')) throw inputInvalid(field);
+  return value;
+}
+
+/**
+ * A Node.js request listener `(req, res, parsedBody?)` serving MCP over Streamable HTTP in
+ * stateless mode: each request gets its own server and transport over the one graph, so hosts
+ * scale out behind a load balancer. The SDK's DNS-rebinding protection is on: the Host header
+ * must be one of `allowedHosts` (default: the loopback names with the port the request came
+ * in on), and an Origin, when sent, one of `allowedOrigins` (when given).
+ * @param options createMcpServer's, plus { allowedHosts?, allowedOrigins?, maxRequestBodySize? }
+ */
+function createMcpHttpHandler(graph, options = {}) {
+  options = plainOptions(options);
+  const http = Object.fromEntries(HTTP_KEYS.filter((k) => k in options).map((k) => [k, options[k]]));
+  const serverOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !HTTP_KEYS.includes(k)));
+  const allowedHosts = hostList(http.allowedHosts, 'allowedHosts');
+  const allowedOrigins = hostList(http.allowedOrigins, 'allowedOrigins');
+  const { maxRequestBodySize } = http;
+  if (maxRequestBodySize !== undefined && !(Number.isSafeInteger(maxRequestBodySize) && maxRequestBodySize > 0)) throw inputInvalid('maxRequestBodySize');
+  const parts = serverParts(graph, serverOptions);
+  const { StreamableHTTPServerTransport } = requireMcpSdk('server/streamableHttp.js');
+  const loopback = (port) => ['127.0.0.1', 'localhost', '[::1]'].flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
+
+  return async function handleMcpRequest(req, res, parsedBody) {
+    // Stateless: no session to resume (GET) or end (DELETE).
+    if (req.method !== 'POST') {
+      res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }));
+      return;
+    }
+    const server = serverOf(parts);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: allowedHosts ?? loopback(req.socket.localPort),
+      ...(allowedOrigins ? { allowedOrigins } : {}),
+      ...(maxRequestBodySize ? { maxRequestBodySize } : {}),
+    });
+    res.on('close', () => {
+      transport.close().catch(() => {});
+      server.close().catch(() => {});
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, parsedBody);
+    } catch {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+      }
+    }
+  };
+}
+
+module.exports = { createMcpServer, createMcpHttpHandler };

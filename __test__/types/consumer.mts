@@ -11,6 +11,8 @@ import {
   lexicalExecutor,
   createToolAdapter,
   createMcpServer,
+  createMcpHttpHandler,
+  type McpHttpHandler,
   type ToolDefinition,
   type ToolDialect,
   StdioServerTransport,
@@ -176,6 +178,11 @@ async function tools(graph: CapabilityGraph): Promise<void> {
   const example: Record<string, unknown> | undefined = first.examples[0];
   void [dialect, instructions, title, readOnly, required, example];
   createMcpServer(graph, { dialect: 'json-schema', instructions: 'Start with list_catalog.' });
+  const handler: McpHttpHandler = createMcpHttpHandler(graph, { prefix: 'seed_', allowedHosts: ['mcp.internal:8080'] });
+  const done: Promise<void> = handler({}, {}, { jsonrpc: '2.0' });
+  void done;
+  // @ts-expect-error host names are strings
+  createMcpHttpHandler(graph, { allowedHosts: [8080] });
   // @ts-expect-error the dialects are 'json-schema' and 'strict'
   createToolAdapter(graph, { dialect: 'openai' });
   // @ts-expect-error instructions are text
