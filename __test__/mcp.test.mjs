@@ -413,6 +413,18 @@ test('`capability-graph mcp --http` serves the shipped config over Streamable HT
     if (child.exitCode === null) child.kill('SIGTERM');
     assert.deepEqual(await exited, { code: 0, signal: null });
   }
+  // A port in use is the config's to change.
+  const net = await import('node:net');
+  const taken = net.createServer();
+  await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const run = spawnSync(process.execPath, [cli, 'mcp', '--config', config, '--http', `127.0.0.1:${taken.address().port}`], { encoding: 'utf8', input: '' });
+    assert.equal(run.status, 1);
+    const { error } = JSON.parse(run.stderr);
+    assert.deepEqual([error.code, error.phase, error.details.path], ['CG_CONFIG_INVALID', 'config', '--http']);
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
   // Bad addresses and flags are usage errors.
   for (const args of [['--http', 'nope'], ['--http', '70000'], ['--allowed-host', 'x:1']]) {
     const run = spawnSync(process.execPath, [cli, 'mcp', '--config', config, ...args], { encoding: 'utf8', input: '' });

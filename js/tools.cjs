@@ -581,7 +581,8 @@ function citedIds(graph, bound, entries) {
   const details = ids.length ? (query('getCapabilities', ids.map((id) => (bound ? id.split('::')[1] : id)), { neighborLimitPerKind: 0, knowledgeLimit: 10 })?.results ?? []) : [];
   const found = details.filter((slot) => slot.ok).map((slot) => slot.value);
   const first = found[0];
-  const provider = first?.id.providerId ?? (bound ? graph.providerId : query('listProviders', {})?.items[0]?.providerId) ?? 'provider';
+  const providers = bound ? [graph.providerId] : (query('listProviders', {})?.items ?? []).map((p) => p.providerId);
+  const provider = first?.id.providerId ?? providers[0] ?? 'provider';
   const name = (v) => (bound ? v.id.capabilityId : v.qualifiedId);
   const local = first?.id.capabilityId ?? 'capability';
   const knowledge = (kind) => {
@@ -602,7 +603,7 @@ function citedIds(graph, bound, entries) {
     collection: knowledge('collection'),
     document: knowledge('document'),
     specification,
-    providers: bound ? [graph.providerId] : (query('listProviders', {})?.items ?? []).map((p) => p.providerId),
+    providers,
   };
 }
 
