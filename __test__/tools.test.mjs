@@ -125,6 +125,7 @@ test('adapter options are checked; match is cancelled through the call signal', 
   assert.deepEqual(out.error, { code: 'CG_MODEL_CANCELLED', phase: 'match', message: 'Match was cancelled', nextAction: 'retry' });
   await graph.close();
   await rejectsWith(graph.listCatalog(), 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  for (const options of [{}, { tools: ['list_catalog'] }]) throwsWith(() => createToolAdapter(graph, options), 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
 });
 
 test('loading the package never loads the MCP SDK', async () => {

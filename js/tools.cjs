@@ -637,6 +637,8 @@ function createToolAdapter(graph, options = {}) {
   }
   const ex = citedIds(graph, bound, entries);
   const table = toolTable(ex, bound);
+  // Asked even when `tools` names the set: a closed graph is CG_GRAPH_CLOSED whichever way.
+  const hostVerbs = internal.hostVerbs(graph);
   let available = table.filter((t) => !(bound && t.unboundOnly));
   if (entries) available = [...available, ENTRY_POINTS];
   if (only !== undefined) {
@@ -644,7 +646,6 @@ function createToolAdapter(graph, options = {}) {
     for (const name of only) if (!available.some((t) => t.name === name)) fail('tools');
     available = available.filter((t) => only.includes(t.name));
   } else {
-    const hostVerbs = internal.hostVerbs(graph);
     available = available.filter((t) => works(t, documentBodies, hostVerbs));
   }
   if (!available.every((t) => TOOL_NAME.test(prefix + t.name))) fail('prefix');
