@@ -1,5 +1,6 @@
-// The database authority (SPEC §14 D15): read whole at open and reload through the adapter's
-// paged scans, validated like files, every relation stream checked.
+// The database authority (SPEC §14 D15, D22): read whole at open and reload through the
+// adapter's paged scans, validated like files, every relation list read checked; a view that
+// names the state the current snapshot was read from is not read.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { CapabilityGraph } from '@devcodex/capability-graph';
 import { assertError, rejectsWith, seedRoot, seedSource } from './helpers.mjs';
 
 const KINDS = { parents: 'children', specializes: 'specializedBy', related: 'relatedBy', requires: 'requiredBy' };
+/** The eight kinds in the order of the bulk relation scan. */
+const ORDER = Object.entries(KINDS).flat();
 
 /** An in-memory "database" holding one provider, with the adapter contract on top. */
 class MemoryDatabase {
@@ -17,6 +20,23 @@ class MemoryDatabase {
     this.records = records;
     this.revision = 1;
     this.tamper = {};
+    // How the view gives its edges: per capability (`neighbors`), in bulk (`scanRelations`), or
+    // not at all (the records' own relations).
+    this.edges = 'each';
+    this.calls = {};
+  }
+
+  /** The bulk relation scan of `streams`: by capability, then kind, then endpoint. */
+  static bulk(streams) {
+    const out = [];
+    for (const from of Object.keys(streams).sort()) {
+      for (const kind of ORDER) for (const to of streams[from][kind]) out.push({ from, kind, to });
+    }
+    return out;
+  }
+
+  count(method) {
+    this.calls[method] = (this.calls[method] ?? 0) + 1;
   }
 
   streams() {
@@ -25,7 +45,7 @@ class MemoryDatabase {
       for (const [forward, inverse] of Object.entries(KINDS)) {
         for (const t of [...(r[forward] ?? [])].sort()) {
           out[r.capabilityId][forward].push(t);
-          out[t][inverse].push(r.capabilityId);
+          out[t]?.[inverse].push(r.capabilityId);
         }
       }
     }
@@ -37,6 +57,7 @@ class MemoryDatabase {
     return {
       id: 'memory-db',
       async openView(providerId) {
+        db.count('openView');
         if (db.tamper.openView) throw db.tamper.openView;
         db.asked = providerId;
         const sorted = [...db.records].sort((a, b) => (a.capabilityId < b.capabilityId ? -1 : 1));
@@ -55,16 +76,34 @@ class MemoryDatabase {
           const nextCursor = db.tamper.stuckCursor ? cursor ?? '0' : db.tamper.cyclingCursor && start > 0 ? '0' : next;
           return { items: list.slice(start, start + limit), ...(next ? { nextCursor } : {}) };
         };
+        const relations = db.tamper.relations ? db.tamper.relations(MemoryDatabase.bulk(streams)) : MemoryDatabase.bulk(streams);
         return {
           provider: db.provider,
           sourceRevision: `rev-${db.revision}`,
           knowledgeRootDir: db.root ?? seedRoot,
           scanCapabilities: async ({ limit, maxBytes, cursor }) => {
+            db.count('scanCapabilities');
             assert.ok(limit > 0 && maxBytes > 0);
             if (db.tamper.bloated) return { items: Array.from({ length: limit + 1 }, () => rows[0]) };
             return page(rows, { limit: db.tamper.pageSize ?? limit, cursor });
           },
-          neighbors: async (id, kind, options) => page(streams[id][kind], options),
+          ...(db.edges === 'each'
+            ? {
+                neighbors: async (id, kind, options) => {
+                  db.count('neighbors');
+                  return page(streams[id][kind], options);
+                },
+              }
+            : {}),
+          ...(db.edges === 'bulk'
+            ? {
+                scanRelations: async ({ limit, maxBytes, cursor }) => {
+                  db.count('scanRelations');
+                  assert.ok(limit > 0 && maxBytes > 0);
+                  return page(relations, { limit: db.tamper.pageSize ?? limit, cursor });
+                },
+              }
+            : {}),
           close: async () => {
             db.closed = (db.closed ?? 0) + 1;
           },
@@ -98,6 +137,131 @@ test('a database provider serves the same revision as its files and reads docume
   assert.ok(db.closed >= 1, 'the view is closed after the read');
   await fromDb.close();
   await fromFiles.close();
+});
+
+test('edges read in bulk, per capability or from the records give the revision of the files', async () => {
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const [expected] = (await fromFiles.listProviders()).items;
+  const neighbours = await fromFiles.getNeighbors('seed.http::route');
+  const calls = {};
+  for (const edges of ['bulk', 'each', 'records']) {
+    const db = seedDatabase();
+    db.edges = edges;
+    db.tamper.pageSize = 2; // several pages of every list
+    const graph = await CapabilityGraph.open({ providers: [source(db)] });
+    assert.equal((await graph.listProviders()).items[0].staticRevision, expected.staticRevision, edges);
+    assert.deepEqual(await graph.getNeighbors('seed.http::route'), neighbours, edges);
+    calls[edges] = db.calls;
+    await graph.close();
+  }
+  const edgeCount = MemoryDatabase.bulk(seedDatabase().streams()).length;
+  assert.deepEqual(calls.bulk, { openView: 1, scanCapabilities: 3, scanRelations: Math.ceil(edgeCount / 2) });
+  assert.equal(calls.each.scanRelations, undefined);
+  assert.ok(calls.each.neighbors >= 5 * 8, 'eight streams of each of the five records');
+  assert.deepEqual(calls.records, { openView: 1, scanCapabilities: 3 });
+  // The records' relations are still checked when they are the only edges.
+  const db = seedDatabase();
+  db.edges = 'records';
+  db.records.find((r) => r.capabilityId === 'route').requires = ['ghost'];
+  await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), 'CG_RELATION_INVALID', 'load', 'fix_input', { capabilityId: 'route', reason: 'missing_endpoint' });
+  await fromFiles.close();
+});
+
+test('a bulk relation scan that lies fails exactly as the same lie told per capability', async () => {
+  const other = (id) => ({ providerId: 'other.provider', capabilityId: id });
+  const lies = {
+    missing: (list) => list.slice(1),
+    extra: (list) => [...list, { from: 'schema.request', kind: 'related', to: 'route' }],
+    duplicated: (list) => [list[0], ...list],
+    reordered: (list) => [list[1], list[0], ...list.slice(2)],
+    'endpoint outside the provider': (list) => list.map((e, i) => (i === 0 ? { ...e, to: other(e.to) } : e)),
+    'endpoint not in the provider': (list) => list.map((e, i) => (i === 0 ? { ...e, to: `${e.to}.x` } : e)),
+  };
+  // The same lies told through the streams: the streams a bulk scan of that list would be.
+  const asStreams = (list) => {
+    const streams = seedDatabase().streams();
+    for (const kinds of Object.values(streams)) for (const kind of ORDER) kinds[kind] = [];
+    for (const { from, kind, to } of list) streams[from][kind].push(to);
+    return streams;
+  };
+  for (const [lie, tell] of Object.entries(lies)) {
+    const bulk = seedDatabase();
+    bulk.edges = 'bulk';
+    bulk.tamper.relations = tell;
+    const e = await rejectsWith(CapabilityGraph.open({ providers: [source(bulk)] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
+    const each = seedDatabase();
+    const told = asStreams(tell(MemoryDatabase.bulk(each.streams())));
+    each.streams = () => told;
+    const expected = await rejectsWith(CapabilityGraph.open({ providers: [source(each)] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
+    assert.deepEqual(e.details, expected.details, lie);
+    assert.match(e.details.reason, /_stream_mismatch$|^neighbor_identity_invalid$/, lie);
+  }
+  // Page rules and bounds hold for the bulk scan as for every list.
+  for (const [overrides, database, reason] of [
+    [{ view: () => ({ scanRelations: async () => ({ items: [], nextCursor: freshCursor() }) }) }, {}, 'invalid_store_page'],
+    [{ view: () => ({ scanRelations: async ({ limit }) => ({ items: Array.from({ length: limit + 1 }, () => ({ from: 'route', kind: 'children', to: 'route.http' })) }) }) }, {}, 'invalid_store_page'],
+    [{ view: () => ({ scanRelations: never }) }, { callTimeoutMs: 20 }, 'database_call_timeout'],
+    [{ view: () => ({ scanRelations: async () => ({ items: [{ from: 'route', kind: 'children', to: 'x'.repeat(1_000_000) }] }) }) }, { maxBytes: 1_000_000 }, 'database_too_many_bytes'],
+  ]) {
+    const { source: s } = viewWith(overrides);
+    await rejectsWith(CapabilityGraph.open({ providers: [s], budgets: { database } }), 'CG_CONFIG_INVALID', 'load', 'check_config', { reason });
+  }
+});
+
+test('a reload whose view names the state the snapshot was read from reads nothing more; force reads', async () => {
+  const db = seedDatabase();
+  db.edges = 'bulk';
+  const graph = await CapabilityGraph.open({ providers: [source(db)] });
+  try {
+    const opened = { ...db.calls };
+    const [before] = (await graph.listProviders()).items;
+    const unchanged = await graph.reload();
+    assert.deepEqual(unchanged, {
+      ok: true,
+      providers: [{ providerId: 'seed.http', ok: true, staticRevision: before.staticRevision, servedFrom: 'current', refreshFailed: false }],
+    });
+    assert.deepEqual(db.calls, { ...opened, openView: opened.openView + 1 }, 'the view was opened, nothing was scanned');
+    assert.equal(db.closed, 2, 'and it was closed');
+    assert.deepEqual(await graph.reload({ providerId: 'seed.http' }), unchanged);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities);
+
+    // force: true reads anyway, and finds the same revision.
+    assert.deepEqual(await graph.reload({ force: true }), unchanged);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities * 2);
+    assert.equal(db.calls.scanRelations, opened.scanRelations * 2);
+    assert.deepEqual(await graph.reload({ providerId: 'seed.http', force: true }), unchanged);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities * 3);
+    await rejectsWith(graph.reload({ force: 'yes' }), 'CG_INPUT_INVALID', 'lifecycle', 'fix_input', { field: 'force' });
+
+    // A committed change names a new revision: read and published.
+    db.records.find((r) => r.capabilityId === 'route').name = 'Routing (edited)';
+    db.revision += 1;
+    const changed = await graph.reload();
+    assert.notEqual(changed.providers[0].staticRevision, before.staticRevision);
+    assert.equal((await graph.getCapabilities(['seed.http::route'])).results[0].value.name, 'Routing (edited)');
+    // A new revision with the same definitions publishes nothing, and is then the one known.
+    db.revision += 1;
+    const scans = db.calls.scanCapabilities;
+    assert.equal((await graph.reload()).providers[0].previousStaticRevision, before.staticRevision);
+    assert.equal(db.calls.scanCapabilities, scans + 1);
+    await graph.reload();
+    assert.equal(db.calls.scanCapabilities, scans + 1, 'the same definitions under a new revision are read once');
+    // A changed provider record is read, even under the same revision.
+    db.provider = { ...db.provider, version: `${db.provider.version}.1` };
+    await graph.reload();
+    assert.equal(db.calls.scanCapabilities, scans + 2);
+    // A failed read keeps the snapshot; an unchanged source after it clears refreshFailed.
+    db.tamper.openView = new Error('down');
+    assert.equal((await graph.reload()).ok, false);
+    assert.equal((await graph.listCatalog()).meta.refreshFailed, true);
+    db.tamper.openView = undefined;
+    const back = await graph.reload();
+    assert.equal(back.ok, true);
+    assert.equal(back.providers[0].refreshFailed, false);
+    assert.equal(db.calls.scanCapabilities, scans + 2);
+  } finally {
+    await graph.close();
+  }
 });
 
 test('an inconsistent or failing database never becomes a snapshot', async () => {
@@ -279,7 +443,8 @@ test('a database past a deadline or bound fails the read with its reason, never 
     [{ view: () => ({ scanCapabilities: async () => ({ items: [], nextCursor: freshCursor() }) }) }, 'invalid_store_page'],
   ]) {
     Object.assign(tamper, { openView: undefined, view: undefined }, t);
-    const report = await graph.reload();
+    // The source's revision is unchanged: only a forced reload reads it.
+    const report = await graph.reload({ force: true });
     assert.equal(report.ok, false);
     assertError(report.providers[0].error, 'CG_CONFIG_INVALID', 'load', 'check_config', { reason });
     assert.equal((await graph.listProviders()).items[0].staticRevision, before);
@@ -369,7 +534,7 @@ test('a page answered after its read passed the deadline never reaches the next 
       return view;
     },
   };
-  const report = await graph.reload();
+  const report = await graph.reload({ force: true });
   const entry = (id) => report.providers.find((p) => p.providerId === id);
   assertError(entry('seed.http').error, 'CG_CONFIG_INVALID', 'load', 'check_config', { reason: 'database_read_timeout' });
   assert.equal(entry('seed.copy').ok, true, JSON.stringify(entry('seed.copy')));

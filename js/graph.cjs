@@ -516,13 +516,17 @@ function sourceContext(view) {
   return JSON.parse(toWireJson({ provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir }));
 }
 
+/** The relation calls a view may have; the collector chooses among those it has. */
+const RELATION_CALLS = ['scanRelations', 'neighbors'];
+
 /**
  * Reads one provider whole through an open view into `reads` (the engine's collector), a page
- * at a time: the collector names each call to make (the capability records, then each
- * capability's eight relation streams), judges each page and says when the read is over or
- * stopped. Each adapter call runs within `budgets.callTimeoutMs`. The view's source fields are
- * read when it opens and again after the scans. `signal` aborts when the whole read is past its
- * deadline; from then on nothing more reaches the collector, which reads the next provider.
+ * at a time: the collector names each call to make (the capability records, then the edges by
+ * what the view offers), judges each page and says when the read is over, stopped, or not
+ * needed (the view names the state the current snapshot was read from). Each adapter call runs
+ * within `budgets.callTimeoutMs`. The view's source fields are read when it opens and again
+ * after the scans. `signal` aborts when the whole read is past its deadline; from then on
+ * nothing more reaches the collector, which reads the next provider.
  */
 async function readView(adapter, providerId, budgets, active, signal, reads) {
   const step = async (invoke) => {
@@ -541,7 +545,9 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
   try {
     view = await step(() => adapter.openView(providerId));
     const opened = sourceContext(view);
-    let next = unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }))));
+    const offers = RELATION_CALLS.filter((name) => typeof view?.[name] === 'function');
+    let next = unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }), JSON.stringify(offers))));
+    if (next?.unchanged) return;
     while (next !== null) {
       if (next.stopped) throw COLLECTOR_STOPPED;
       const { call: method, args } = next;
@@ -576,10 +582,9 @@ async function readDatabase(adapter, providerId, budgets, active, reads) {
   }
 }
 
-/** Reads the database authorities `sources` ([{ providerId, handle }]) into a new collector
- *  of the engine's, which `open` and `reload` take. */
-async function readDatabases(sources, hosts, budgets, active) {
-  const reads = call(() => new native.NativeDatabaseReads(JSON.stringify(budgets)));
+/** Reads the database authorities `sources` ([{ providerId, handle }]) into `reads`, a
+ *  collector of the engine's (a new one unless given), which `open` and `reload` take. */
+async function readDatabases(sources, hosts, budgets, active, reads = call(() => new native.NativeDatabaseReads(JSON.stringify(budgets)))) {
   for (const { providerId, handle } of sources) await readDatabase(hosts.all[handle], providerId, budgets, active, reads);
   return reads;
 }
@@ -789,7 +794,10 @@ class CapabilityGraph {
     const only = reloadTarget(args);
     const { sources, budgets } = this.#hosts.databases;
     const chosen = sources.filter((s) => only === undefined || s.providerId === only);
-    const databases = this.#native.isClosed() ? new native.NativeDatabaseReads() : await readDatabases(chosen, this.#hosts, budgets, this.#active);
+    // The engine's collector for this reload knows what each current snapshot was read from.
+    const databases = this.#native.isClosed()
+      ? new native.NativeDatabaseReads()
+      : await readDatabases(chosen, this.#hosts, budgets, this.#active, call(() => this.#native.databaseReads(args, JSON.stringify(budgets))));
     return unwrap(await call(() => this.#native.reload(args, databases)));
   }
 

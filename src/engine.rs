@@ -107,6 +107,7 @@ impl Engine {
             providers.insert(
                 id,
                 ProviderSlots {
+                    source: snapshot.source.clone(),
                     current: Arc::new(snapshot),
                     previous: None,
                     refresh_failed: false,
@@ -370,22 +371,38 @@ impl Engine {
         started.map_err(|e| e.in_verb(verb_phase(verb)))
     }
 
-    /// `reload({ providerId?, definitions? })` (SPEC §6.4, §14 D5); `databases` holds what the
-    /// JS layer read again from the database authorities being reloaded.
+    /// `reload({ providerId?, definitions?, force? })` (SPEC §6.4, §14 D5, D22); `databases`
+    /// holds what the JS layer read again from the database authorities being reloaded (a
+    /// provider whose view named the state its current snapshot was read from was not read).
     pub fn reload(&self, args: &str, databases: Option<&str>) -> Result<String> {
         let targets = self
             .reload_targets(args)
             .map_err(|e| e.in_verb(verb_phase("reload")))?;
         let mut databases = database_reads(databases);
         self.store.serialized(|| {
-            let jobs: Vec<_> = targets
-                .iter()
-                .filter(|(source, definition)| !inline_unchanged(source, definition.as_ref()))
-                .map(|(source, definition)| {
-                    let read = take_read(&mut databases, source);
-                    (*source, definition.as_ref(), read)
-                })
-                .collect();
+            let mut unchanged = Vec::new();
+            let mut jobs = Vec::with_capacity(targets.len());
+            for (source, definition) in &targets {
+                if inline_unchanged(source, definition.as_ref()) {
+                    continue;
+                }
+                let read = take_read(&mut databases, source);
+                match read.as_ref().and_then(DatabaseRead::unchanged) {
+                    Some(identity) => {
+                        unchanged.push((*source as *const ProviderSource, identity.clone()))
+                    }
+                    None => jobs.push((*source, definition.as_ref(), read)),
+                }
+            }
+            // Not loaded: an inline provider without a new definition, or a database provider
+            // whose source is in the state its current snapshot was read from.
+            let kept = |source: &ProviderSource| {
+                let identity = unchanged
+                    .iter()
+                    .find(|(s, _)| std::ptr::eq(*s, source))
+                    .map(|(_, identity)| identity.clone());
+                identity.map_or(Candidate::Kept, Candidate::Unchanged)
+            };
             // Each candidate is published as soon as it and those before it are loaded; an
             // inline provider reloaded without a definition publishes nothing new.
             let mut entries = Vec::with_capacity(targets.len());
@@ -393,15 +410,16 @@ impl Engine {
             load_each(jobs, |loaded, candidate| {
                 for source in pending.by_ref() {
                     if std::ptr::eq(source, loaded) {
-                        entries.push(self.publish_one(source, Some(candidate.map(Arc::new)))?);
+                        let candidate = Candidate::Loaded(candidate.map(Arc::new));
+                        entries.push(self.publish_one(source, candidate)?);
                         return Ok(());
                     }
-                    entries.push(self.publish_one(source, None)?);
+                    entries.push(self.publish_one(source, kept(source))?);
                 }
                 Ok(())
             })?;
             for source in pending {
-                entries.push(self.publish_one(source, None)?);
+                entries.push(self.publish_one(source, kept(source))?);
             }
             crate::memory::release_free_memory();
             let ok = entries.iter().all(|e| e.ok);
@@ -417,7 +435,10 @@ impl Engine {
     /// The sources a reload covers, with replacement inline definitions.
     fn reload_targets(&self, args: &str) -> Result<Vec<(&ProviderSource, Option<Value>)>> {
         let state = self.store.pin()?;
-        let args = Args::parse(args, &["providerId", "definitions"])?;
+        let args = Args::parse(args, &["providerId", "definitions", "force"])?;
+        if !matches!(args.get("force")?, None | Some(Value::Bool(_))) {
+            return Err(invalid("force", "boolean"));
+        }
         let only = match args.get("providerId")? {
             None => None,
             Some(Value::String(p)) if is_id(p) => {
@@ -468,13 +489,38 @@ impl Engine {
             .collect())
     }
 
-    /// Publishes one reloaded provider's candidate (`None`: an inline provider reloaded
-    /// without a new definition).
-    fn publish_one(
-        &self,
-        source: &ProviderSource,
-        candidate: Option<Result<Arc<ProviderSnapshot>>>,
-    ) -> Result<ReloadEntry> {
+    /// By provider ID, the state of its source each database provider a reload with `args`
+    /// covers was last read in (what its collector is told): none when the reload is forced
+    /// (`force: true`) or its options are not valid (the reload then reports them).
+    pub fn database_known(&self, args: &str) -> BTreeMap<String, Value> {
+        let Ok(state) = self.store.pin() else {
+            return BTreeMap::new();
+        };
+        let Ok(args) = Args::parse(args, &["providerId", "definitions", "force"]) else {
+            return BTreeMap::new();
+        };
+        if !matches!(args.get("force"), Ok(None | Some(Value::Bool(false)))) {
+            return BTreeMap::new();
+        }
+        let only = match args.get("providerId") {
+            Ok(None) => None,
+            Ok(Some(Value::String(p))) => Some(p.as_str()),
+            _ => return BTreeMap::new(),
+        };
+        self.sources
+            .iter()
+            .filter(|s| matches!(s.kind, SourceKind::Database { .. }))
+            .filter_map(|s| s.provider_id.as_deref())
+            .filter(|id| only.is_none_or(|p| p == *id))
+            .filter_map(|id| {
+                let source = state.providers.get(id)?.source.as_deref()?;
+                Some((id.to_owned(), source.clone()))
+            })
+            .collect()
+    }
+
+    /// Publishes one reloaded provider's candidate.
+    fn publish_one(&self, source: &ProviderSource, candidate: Candidate) -> Result<ReloadEntry> {
         let id = source.provider_id.clone().unwrap_or_default();
         let mut entry = None;
         self.store.update(&id, |slots| {
@@ -681,12 +727,18 @@ pub fn diagnose(config_json: &str, databases: Option<&str>) -> Result<String> {
     Ok(serde_json::json!({ "providers": providers }).to_string())
 }
 
-/// The slots after a reload attempt, and its report. `None` means the source cannot have
-/// changed (an inline provider reloaded without a new definition).
-fn publish(
-    slots: &ProviderSlots,
-    candidate: Option<Result<Arc<ProviderSnapshot>>>,
-) -> (ProviderSlots, ReloadEntry) {
+/// What a reload has for one provider.
+enum Candidate {
+    /// A snapshot loaded from its source, or why it could not be.
+    Loaded(Result<Arc<ProviderSnapshot>>),
+    /// A database provider whose view named this state of its source: nothing was read.
+    Unchanged(Value),
+    /// An inline provider reloaded without a new definition: its source cannot have changed.
+    Kept,
+}
+
+/// The slots after a reload attempt, and its report.
+fn publish(slots: &ProviderSlots, candidate: Candidate) -> (ProviderSlots, ReloadEntry) {
     let mut next = slots.clone();
     let mut entry = ReloadEntry {
         provider_id: String::new(),
@@ -697,28 +749,41 @@ fn publish(
         refresh_failed: false,
         error: None,
     };
+    let failed = |next: &mut ProviderSlots, entry: &mut ReloadEntry, e: GraphError| {
+        next.refresh_failed = true;
+        entry.ok = false;
+        entry.error = Some(e.to_json_value());
+    };
     match candidate {
-        Some(Err(e)) => {
-            next.refresh_failed = true;
-            entry.ok = false;
-            entry.error = Some(e.to_json_value());
-        }
-        Some(Ok(snapshot)) if snapshot.static_revision != slots.current.static_revision => {
-            next.previous = Some(std::mem::replace(&mut next.current, snapshot));
+        Candidate::Loaded(Err(e)) => failed(&mut next, &mut entry, e),
+        Candidate::Loaded(Ok(snapshot)) => {
+            // The source the definitions now held were last read from, whether they changed
+            // or not.
+            next.source = snapshot.source.clone();
             next.refresh_failed = false;
+            if snapshot.static_revision != slots.current.static_revision {
+                next.previous = Some(std::mem::replace(&mut next.current, snapshot));
+            } else if snapshot.roots != slots.current.roots {
+                // Same definitions read from another document root (a database view may move
+                // it): the current snapshot takes the new root in place, nothing rotates, and
+                // page cursors bound to the old files stop matching.
+                next.current = snapshot;
+            }
+            // Else the same revision: publish nothing, retire nothing.
         }
-        // Same definitions read from another document root (a database view may move it):
-        // the current snapshot takes the new root in place, nothing rotates, and page cursors
-        // bound to the old files stop matching.
-        Some(Ok(snapshot)) if snapshot.roots != slots.current.roots => {
-            next.current = snapshot;
-            next.refresh_failed = false;
+        // The source is in the state the current snapshot was read from: as a read of the
+        // same revision, without the read. (Reloads are serial, so the state told to the
+        // collector is still the current one.)
+        Candidate::Unchanged(identity) => {
+            if slots.source.as_deref() == Some(&identity) {
+                next.refresh_failed = false;
+            } else {
+                failed(&mut next, &mut entry, GraphError::new(Code::Internal));
+            }
         }
-        // Same revision: publish nothing, retire nothing.
-        Some(Ok(_)) => next.refresh_failed = false,
         // An inline provider reloaded without a new definition has nothing to re-read; a
         // rejected earlier candidate stays reported.
-        None => {}
+        Candidate::Kept => {}
     }
     entry.refresh_failed = next.refresh_failed;
     entry.static_revision = next.current.static_revision.clone();
@@ -757,6 +822,30 @@ struct ReloadResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unchanged_source_publishes_nothing_and_clears_a_failed_refresh() {
+        let definition = serde_json::json!({
+            "providerId": "p", "name": "P", "version": "1", "capabilities": [],
+        });
+        let current = Arc::new(ProviderSnapshot::of_inline(&definition));
+        let identity = serde_json::json!({ "sourceRevision": "r1" });
+        let slots = ProviderSlots {
+            current: current.clone(),
+            previous: None,
+            refresh_failed: true,
+            source: Some(Arc::new(identity.clone())),
+        };
+        let (next, entry) = publish(&slots, Candidate::Unchanged(identity));
+        assert!(entry.ok && !entry.refresh_failed && entry.error.is_none());
+        assert!(Arc::ptr_eq(&next.current, &current) && next.previous.is_none());
+        assert_eq!(entry.static_revision, current.static_revision);
+        // A state the current snapshot was not read from cannot stand for a read.
+        let other = serde_json::json!({ "sourceRevision": "r2" });
+        let (next, entry) = publish(&slots, Candidate::Unchanged(other));
+        assert!(!entry.ok && next.refresh_failed);
+        assert_eq!(entry.error.unwrap()["code"], "CG_INTERNAL");
+    }
 
     #[test]
     fn a_verb_on_something_that_is_not_a_graph_fails_in_its_phase() {

@@ -12,6 +12,9 @@ pub struct ProviderSlots {
     pub previous: Option<Arc<ProviderSnapshot>>,
     /// The provider's latest reload failed; `current` is the last good snapshot.
     pub refresh_failed: bool,
+    /// For a database provider, the state of its source (`DatabaseRead::identity`) last read
+    /// into definitions `current` holds: a reload whose view names it again reads nothing.
+    pub source: Option<Arc<serde_json::Value>>,
 }
 
 /// Everything a query needs, pinned at its start. Keys are provider IDs in code-unit order.

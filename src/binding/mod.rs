@@ -334,13 +334,15 @@ pub struct NativeDatabaseReads {
 }
 
 /// The answer to the JS layer for what comes next: the view call `{ call, args }`, `null` when
-/// the provider was read whole, or `{ stopped: true }` when a bound or page rule ended the read
-/// (its failure is recorded).
+/// the provider was read whole, `{ stopped: true }` when a bound or page rule ended the read
+/// (its failure is recorded), or `{ unchanged: true }` when the view names the state the
+/// current snapshot was read from (nothing is read).
 fn next_json(next: crate::sources::database::Next) -> String {
     use crate::sources::database::Next;
     match next {
         Next::Ask(call) => call,
         Next::Done => "null".to_owned(),
+        Next::Unchanged => r#"{"unchanged":true}"#.to_owned(),
         Next::Stopped => r#"{"stopped":true}"#.to_owned(),
     }
 }
@@ -359,12 +361,15 @@ impl NativeDatabaseReads {
         Ok(Self { reads })
     }
 
-    /// A provider's read starts: the view's source fields and working directory (JSON).
-    /// Answers the first view call.
+    /// A provider's read starts: the view's source fields and working directory (JSON), and
+    /// the names of the relation calls the view has (a JSON array). Answers the first view
+    /// call.
     #[napi]
-    pub fn begin(&mut self, provider_id: String, context: String) -> String {
+    pub fn begin(&mut self, provider_id: String, context: String, offers: String) -> String {
         outcome(guarded(|| {
-            self.reads.begin(&provider_id, &context).map(next_json)
+            self.reads
+                .begin(&provider_id, &context, &offers)
+                .map(next_json)
         }))
     }
 
@@ -677,7 +682,22 @@ impl NativeGraph {
         Ok(promise)
     }
 
-    /// Reloads with what was read again from database authorities.
+    /// The collector for a reload with options `args` (wire JSON) within `budgets`
+    /// (`budgets.database` as `databaseSources` gave it): it knows the state each database
+    /// provider's current snapshot was read from, unless the reload is forced.
+    #[napi]
+    pub fn database_reads(
+        &self,
+        args: String,
+        budgets: String,
+    ) -> napi::Result<NativeDatabaseReads> {
+        let reads = crate::sources::database::ReadCollector::with_budgets(&budgets)
+            .map_err(|e| napi::Error::from_reason(e.to_json()))?;
+        Ok(NativeDatabaseReads {
+            reads: reads.knowing(self.engine.database_known(&args)),
+        })
+    }
+
     /// Reloads with what was read again from database authorities.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn reload(&self, args: String, databases: &mut NativeDatabaseReads) -> AsyncTask<PoolTask> {

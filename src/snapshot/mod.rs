@@ -275,6 +275,9 @@ pub struct ProviderSnapshot {
     /// Every relation list, kinds interleaved (see [`Adjacency::interleave`]).
     relations: Adjacency,
     pub roots: DocumentRoots,
+    /// For a database provider, the state of its source it was read from
+    /// (`DatabaseRead::identity`).
+    pub source: Option<std::sync::Arc<serde_json::Value>>,
     /// The lexical executor's index, built on first use.
     lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
 }
@@ -318,6 +321,7 @@ impl ProviderSnapshot {
                 required_by,
             ]),
             roots,
+            source: None,
             lexical: std::sync::OnceLock::new(),
         }
     }

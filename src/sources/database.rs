@@ -1,11 +1,14 @@
-//! The database authority (SPEC §14 D15): a provider is read whole through the adapter's paged
-//! scans — its provider record, every capability record in ID order, and the eight relation
-//! streams of every capability. The [`ReadCollector`] leads the read: it names each call, the JS
-//! layer makes it (within the deadlines of `budgets.database`) and hands the page here as it
-//! arrives, so JavaScript holds one page at a time; the collector judges each page against the
-//! page rules and bounds (D17). The records are validated like any definitions; the scan order
-//! and every relation stream are checked against them, so an inconsistent database never
-//! becomes a snapshot.
+//! The database authority (SPEC §14 D15, D22): a provider is read whole through the adapter's
+//! paged scans — its provider record, every capability record in ID order, and its edges: one
+//! bulk relation scan (`scanRelations`) when the view offers it, else the eight relation streams
+//! of every capability (`neighbors`), else none (the records' own relations are the edges, as
+//! for files). A view whose source fields name the state the current snapshot was read from is
+//! not read at all. The [`ReadCollector`] leads the read: it names each call, the JS layer makes
+//! it (within the deadlines of `budgets.database`) and hands the page here as it arrives, so
+//! JavaScript holds one page at a time; the collector judges each page against the page rules
+//! and bounds (D17). The records are validated like any definitions; the scan order and every
+//! relation list read are checked against them, so an inconsistent database never becomes a
+//! snapshot.
 
 use crate::config::budgets::Database;
 use crate::definitions::{validate_provider, Roots, ValidatedProvider};
@@ -51,11 +54,69 @@ const STOPPED: [&str; 6] = [
 /// scans, they must not change in between.
 const CONTEXT: [&str; 3] = ["provider", "sourceRevision", "knowledgeRootDir"];
 
+/// The document root a read's source fields name (`knowledgeRootDir`); a relative one is taken
+/// from the working directory of the moment the view was opened (`cwd`).
+fn root_of(value: &Value) -> Option<PathBuf> {
+    let dir = value
+        .get("knowledgeRootDir")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)?;
+    match value.get("cwd").and_then(Value::as_str) {
+        Some(cwd) if dir.is_relative() => Some(PathBuf::from(cwd).join(dir)),
+        _ => Some(dir),
+    }
+}
+
+/// The state a view reads, as its source fields name it: the provider record, the source
+/// revision and the document root (resolved). Two views with the same identity read the same
+/// definitions (the adapter changes `sourceRevision` with every committed change), so a
+/// snapshot read from one stands for the other.
+fn identity_of(value: &Value) -> Value {
+    let mut identity = Map::new();
+    identity.insert(
+        "provider".into(),
+        value.get("provider").cloned().unwrap_or(Value::Null),
+    );
+    identity.insert(
+        "sourceRevision".into(),
+        value.get("sourceRevision").cloned().unwrap_or(Value::Null),
+    );
+    identity.insert(
+        "knowledgeRoot".into(),
+        root_of(value).map_or(Value::Null, |p| p.to_string_lossy().into_owned().into()),
+    );
+    Value::Object(identity)
+}
+
+/// Where a read's edges came from: the per-capability streams, one bulk relation scan, or
+/// nowhere (the records' own relations).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Edges {
+    Streams,
+    Scan,
+    Records,
+}
+
+impl Edges {
+    fn as_str(self) -> &'static str {
+        match self {
+            Edges::Streams => "streams",
+            Edges::Scan => "scan",
+            Edges::Records => "records",
+        }
+    }
+}
+
 /// What the JS layer read from the adapter: `{ provider, sourceRevision, knowledgeRootDir?, cwd,
-/// capabilities: [record…], streams: { capabilityId: { kind: [capabilityId…] } }, after }`, where
-/// the first three fields were read when the view was opened (`cwd` is the working directory
-/// then) and `after` holds them as read after the scans; or `{ failed: { code, reason? } }` when
-/// the adapter threw or the read was stopped. A stream left out of `streams` was read empty.
+/// capabilities: [record…], edges, streams | relations, after }`, where the first three fields
+/// were read when the view was opened (`cwd` is the working directory then) and `after` holds
+/// them as read after the scans. `edges` says where the edges came from: `"streams"` (the
+/// default) with `streams: { capabilityId: { kind: [capabilityId…] } }` (a stream left out was
+/// read empty), `"scan"` with `relations: [{ from, kind, to }…]` as the bulk scan listed them, or
+/// `"records"` (none read). Or `{ failed: { code, reason? } }` when the adapter threw or the read
+/// was stopped, or `{ unchanged: identity }` when the view named the state the current snapshot
+/// was read from and nothing was read.
 pub struct DatabaseRead {
     value: Value,
     /// The provider record with the capability records moved in: the inline definition the
@@ -106,16 +167,19 @@ impl DatabaseRead {
     /// The provider's default document root, if the view named one; a relative one is taken
     /// from the working directory of the moment the view was opened.
     pub fn knowledge_root(&self) -> Option<PathBuf> {
-        let dir = self
-            .value
-            .get("knowledgeRootDir")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)?;
-        match self.value.get("cwd").and_then(Value::as_str) {
-            Some(cwd) if dir.is_relative() => Some(PathBuf::from(cwd).join(dir)),
-            _ => Some(dir),
-        }
+        root_of(&self.value)
+    }
+
+    /// The state this read is of (see [`identity_of`]): what a later view must name for the
+    /// snapshot read here to stand for it.
+    pub fn identity(&self) -> Value {
+        identity_of(&self.value)
+    }
+
+    /// The identity a view named when it was not read because the current snapshot was read
+    /// from that state.
+    pub fn unchanged(&self) -> Option<&Value> {
+        self.value.get("unchanged")
     }
 
     /// The source's context must be the one the view was opened with.
@@ -167,7 +231,19 @@ impl DatabaseRead {
             return Err(contract("scan_order_or_duplicate"));
         }
         let validated = validate_provider(definition, Some(provider_id), roots)?;
-        self.check_streams(&validated, provider_id)?;
+        match v.get("edges").and_then(Value::as_str) {
+            None | Some("streams") => self.check_streams(&validated, provider_id)?,
+            Some("scan") => {
+                let relations = v
+                    .get("relations")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| contract("relations_required"))?;
+                check_relations(&validated, provider_id, relations)?;
+            }
+            // The records' own relations are the edges; validation checked them.
+            Some("records") => {}
+            Some(_) => return Err(GraphError::new(Code::Internal)),
+        }
         Ok(validated)
     }
 
@@ -179,18 +255,7 @@ impl DatabaseRead {
             .get("streams")
             .and_then(Value::as_object)
             .ok_or_else(|| contract("streams_required"))?;
-        let n = v.capabilities.len();
-        // Expected lists per kind, as indices: forward from the records, inverse derived.
-        let mut expected: Vec<[Vec<u32>; 8]> = vec![Default::default(); n];
-        for (i, edges) in v.edges.iter().enumerate() {
-            for (r, targets) in edges.iter().enumerate() {
-                let (forward, inverse) = (2 * r, 2 * r + 1);
-                expected[i][forward] = targets.clone();
-                for &t in targets {
-                    expected[t as usize][inverse].push(i as u32);
-                }
-            }
-        }
+        let expected = expected_lists(v);
         for (i, c) in v.capabilities.iter().enumerate() {
             let kinds = streams.get(c.texts.capability_id());
             for kind in Kind::ALL {
@@ -231,8 +296,96 @@ impl DatabaseRead {
     }
 }
 
+/// Every capability's eight relation lists, as indices in ID order: forward from the records,
+/// inverse derived.
+fn expected_lists(v: &ValidatedProvider) -> Vec<[Vec<u32>; 8]> {
+    let mut expected: Vec<[Vec<u32>; 8]> = vec![Default::default(); v.capabilities.len()];
+    for (i, edges) in v.edges.iter().enumerate() {
+        for (r, targets) in edges.iter().enumerate() {
+            let (forward, inverse) = (2 * r, 2 * r + 1);
+            expected[i][forward] = targets.clone();
+            for &t in targets {
+                expected[t as usize][inverse].push(i as u32);
+            }
+        }
+    }
+    expected
+}
+
+/// An item of the bulk relation scan, `{ from, kind, to }` with endpoints as the streams give
+/// them: the local IDs and the kind's index into [`Kind::ALL`].
+fn relation_item<'v>(item: &'v Value, provider_id: &str) -> Option<(&'v str, usize, &'v str)> {
+    let m = item.as_object().filter(|m| m.len() == 3)?;
+    let kind = m.get("kind")?.as_str()?;
+    let kind = Kind::ALL.iter().position(|k| k.as_str() == kind)?;
+    Some((
+        endpoint(m.get("from")?, provider_id)?,
+        kind,
+        endpoint(m.get("to")?, provider_id)?,
+    ))
+}
+
+/// The bulk relation scan must list exactly what the eight streams of every capability would,
+/// in one sequence: by capability in ID order, then by kind in the order of [`Kind::ALL`], then
+/// by endpoint in ID order. A divergence is reported as the streams' would be: the first
+/// capability and kind (in that order) whose list differs (`<kind>_stream_mismatch`), or an item
+/// that names no endpoint of this provider (`neighbor_identity_invalid`).
+fn check_relations(v: &ValidatedProvider, provider_id: &str, items: &[Value]) -> Result<()> {
+    let id = |i: usize| v.capabilities[i].texts.capability_id();
+    let index: std::collections::HashMap<&str, usize> =
+        (0..v.capabilities.len()).map(|i| (id(i), i)).collect();
+    let expected = expected_lists(v);
+    let mut want = expected.iter().enumerate().flat_map(|(i, kinds)| {
+        kinds
+            .iter()
+            .enumerate()
+            .flat_map(move |(k, targets)| targets.iter().map(move |&t| (i, k, t as usize)))
+    });
+    let mismatch = |(i, k): (usize, usize)| {
+        contract(&format!("{}_stream_mismatch", Kind::ALL[k].as_str()))
+            .detail("capabilityId", id(i))
+    };
+    for item in items {
+        let wanted = want.next();
+        let Some((from, kind, to)) = relation_item(item, provider_id) else {
+            // Named by its capability when it has one of this provider's, else by the list it
+            // stands in.
+            let from = item
+                .get("from")
+                .and_then(|f| endpoint(f, provider_id))
+                .and_then(|f| index.get(f).copied());
+            let error = contract("neighbor_identity_invalid");
+            return Err(match from.or(wanted.map(|(i, _, _)| i)) {
+                Some(i) => error.detail("capabilityId", id(i)),
+                None => error,
+            });
+        };
+        if wanted.is_some_and(|(i, k, t)| (id(i), k, id(t)) == (from, kind, to)) {
+            continue;
+        }
+        let listed = index.get(from).map(|&i| (i, kind));
+        let first = match (wanted.map(|(i, k, _)| (i, k)), listed) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => {
+                return Err(contract(&format!(
+                    "{}_stream_mismatch",
+                    Kind::ALL[kind].as_str()
+                )))
+            }
+        };
+        return Err(mismatch(first));
+    }
+    match want.next() {
+        Some((i, k, _)) => Err(mismatch((i, k))),
+        None => Ok(()),
+    }
+}
+
 /// The items a page is asked for (`limit`); a page holding more breaks the page rules.
 pub const PAGE_LIMIT: usize = 100;
+/// The items a page of the bulk relation scan is asked for: its items are small.
+pub const RELATION_PAGE_LIMIT: usize = 1_000;
 /// The bytes of JSON a scan page is asked for at most (`maxBytes`).
 pub const PAGE_MAX_BYTES: u64 = 262_144;
 
@@ -241,11 +394,14 @@ pub const PAGE_MAX_BYTES: u64 = 262_144;
 /// collector leads each read: it names the adapter call to make next and judges every page
 /// against the page rules and the bounds of `budgets.database` (records, bytes of JSON); a read
 /// that breaks one is recorded as failed at once and ends. The pages are kept as JSON text
-/// (records and non-empty relation streams), which becomes the [`DatabaseRead`] of each
-/// provider.
+/// (records, the bulk relation scan or the non-empty relation streams), which becomes the
+/// [`DatabaseRead`] of each provider.
 pub struct ReadCollector {
     max_records: u64,
     max_bytes: u64,
+    /// By provider ID, the state its current snapshot was read from (see [`identity_of`]): a
+    /// view naming it again is not read.
+    known: BTreeMap<String, Value>,
     /// (provider ID, the read as JSON) of each provider read so far.
     done: Vec<(String, String)>,
     current: Option<Pending>,
@@ -264,16 +420,30 @@ pub enum Next {
     Ask(String),
     /// Every list was read: the read ends.
     Done,
+    /// The view names the state the current snapshot was read from: nothing is read, and the
+    /// read is over (recorded as unchanged).
+    Unchanged,
     /// A bound or page rule stopped the read; its failure is recorded.
     Stopped,
 }
 
-/// A list of the provider being read: its capability records, or the `kind` (index into
-/// [`Kind::ALL`]) relation stream of record `index`.
+/// A list of the provider being read: its capability records, its bulk relation scan, or the
+/// `kind` (index into [`Kind::ALL`]) relation stream of record `index`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum List {
     Scan,
+    Relations,
     Stream { index: usize, kind: usize },
+}
+
+impl List {
+    /// The items a page of this list is asked for, and may hold.
+    fn limit(self) -> usize {
+        match self {
+            List::Relations => RELATION_PAGE_LIMIT,
+            List::Scan | List::Stream { .. } => PAGE_LIMIT,
+        }
+    }
 }
 
 /// A provider being read.
@@ -285,6 +455,12 @@ struct Pending {
     records: String,
     /// Each record's capability ID, if a string: the records whose streams are read.
     ids: Vec<Option<Box<str>>>,
+    /// The relations the records declare (forward ones; each implies one inverse edge).
+    declared: u64,
+    /// Where the edges come from, by what the view offers.
+    edges: Edges,
+    /// The items of the bulk relation scan so far, comma-separated JSON.
+    relations: String,
     /// `"capabilityId":{kind:[…]}` entries, comma-separated, for capabilities with a non-empty
     /// stream.
     streams: String,
@@ -314,11 +490,34 @@ struct WirePage<'a> {
     next_cursor: Option<Value>,
 }
 
-/// A record's capability ID, read without building the rest of it.
+/// A record's capability ID and relation fields, read without building the rest of it.
 #[derive(Deserialize)]
-struct RecordId {
+struct RecordHead<'a> {
     #[serde(rename = "capabilityId")]
     capability_id: Value,
+    #[serde(borrow, default)]
+    parents: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    specializes: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    related: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    requires: Option<&'a RawValue>,
+}
+
+impl RecordHead<'_> {
+    /// The relations the record declares: the entries of its relation arrays (validation
+    /// judges them later).
+    fn declared(&self) -> u64 {
+        [self.parents, self.specializes, self.related, self.requires]
+            .into_iter()
+            .flatten()
+            .map(|raw| {
+                serde_json::from_str::<Vec<serde::de::IgnoredAny>>(raw.get())
+                    .map_or(0, |l| l.len() as u64)
+            })
+            .sum()
+    }
 }
 
 fn internal<E>(_: E) -> GraphError {
@@ -327,6 +526,14 @@ fn internal<E>(_: E) -> GraphError {
 
 fn text(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(value).map_err(internal)
+}
+
+/// Appends `item` to the comma-separated JSON `list`.
+fn join(list: &mut String, item: &str) {
+    if !list.is_empty() {
+        list.push(',');
+    }
+    list.push_str(item);
 }
 
 impl Pending {
@@ -356,14 +563,18 @@ impl Pending {
     /// Keeps a page of capability records.
     fn keep_records(&mut self, page: &[&RawValue]) {
         for record in page {
-            let id = serde_json::from_str::<RecordId>(record.get())
-                .ok()
-                .and_then(|r| r.capability_id.as_str().map(Box::from));
+            let head = serde_json::from_str::<RecordHead>(record.get()).ok();
+            self.declared += head.as_ref().map_or(0, RecordHead::declared);
+            let id = head.and_then(|r| r.capability_id.as_str().map(Box::from));
             self.ids.push(id);
-            if !self.records.is_empty() {
-                self.records.push(',');
-            }
-            self.records.push_str(record.get());
+            join(&mut self.records, record.get());
+        }
+    }
+
+    /// Keeps a page of the bulk relation scan, as it came.
+    fn keep_relations(&mut self, page: &[&RawValue]) {
+        for item in page {
+            join(&mut self.relations, item.get());
         }
     }
 
@@ -390,8 +601,9 @@ impl Pending {
         Ok(())
     }
 
-    /// Moves on to the next list: the first stream of the next record with a string ID, or
-    /// none after the last.
+    /// Moves on to the next list: after the records, the bulk relation scan or the first
+    /// stream of the first record with a string ID (by what the view offers); after a stream,
+    /// the next one, of this record or the next with a string ID; none after the last.
     fn advance(&mut self) {
         self.listed = 0;
         self.cursor = None;
@@ -405,7 +617,15 @@ impl Pending {
                 return;
             }
             Some(List::Stream { index, .. }) => index + 1,
-            Some(List::Scan) => 0,
+            Some(List::Scan) if self.edges == Edges::Streams => 0,
+            Some(List::Scan) if self.edges == Edges::Scan => {
+                self.list = Some(List::Relations);
+                return;
+            }
+            Some(List::Scan | List::Relations) => {
+                self.list = None;
+                return;
+            }
             None => return,
         };
         self.list = (from..self.ids.len())
@@ -419,11 +639,15 @@ impl Pending {
             return Ok(Next::Done);
         };
         let mut page = Map::new();
-        page.insert("limit".into(), PAGE_LIMIT.into());
+        page.insert("limit".into(), list.limit().into());
         let (call, mut args) = match list {
             List::Scan => {
                 page.insert("maxBytes".into(), PAGE_MAX_BYTES.into());
                 ("scanCapabilities", Vec::new())
+            }
+            List::Relations => {
+                page.insert("maxBytes".into(), PAGE_MAX_BYTES.into());
+                ("scanRelations", Vec::new())
             }
             List::Stream { index, kind } => {
                 let Some(Some(id)) = self.ids.get(index) else {
@@ -452,6 +676,7 @@ impl ReadCollector {
         ReadCollector {
             max_records: bounds.max_records,
             max_bytes: bounds.max_bytes,
+            known: BTreeMap::new(),
             done: Vec::new(),
             current: None,
         }
@@ -472,6 +697,14 @@ impl ReadCollector {
         }
     }
 
+    /// The collector of a reload: `known` holds, by provider ID, the state each current
+    /// snapshot was read from ([`DatabaseRead::identity`]); a view that names it again is not
+    /// read ([`Next::Unchanged`]).
+    pub fn knowing(mut self, known: BTreeMap<String, Value>) -> ReadCollector {
+        self.known = known;
+        self
+    }
+
     fn pending(&mut self) -> Result<&mut Pending> {
         self.current
             .as_mut()
@@ -479,8 +712,32 @@ impl ReadCollector {
     }
 
     /// A read of `provider_id` starts; `context` is the view's source fields and the working
-    /// directory, as a JSON object. Answers the first call to make.
-    pub fn begin(&mut self, provider_id: &str, context: &str) -> Result<Next> {
+    /// directory, as a JSON object, and `offers` the names of the view's relation calls it has
+    /// (`scanRelations`, `neighbors`; JSON array). Answers the first call to make, or that the
+    /// view names the state the current snapshot was read from: then nothing is read.
+    ///
+    /// The edges are read through `scanRelations` when the view has it, else through
+    /// `neighbors`, else not at all (the records' relations are the edges).
+    pub fn begin(&mut self, provider_id: &str, context: &str, offers: &str) -> Result<Next> {
+        let offers: Vec<String> = serde_json::from_str(offers).map_err(internal)?;
+        let offers = |call: &str| offers.iter().any(|o| o == call);
+        let edges = if offers("scanRelations") {
+            Edges::Scan
+        } else if offers("neighbors") {
+            Edges::Streams
+        } else {
+            Edges::Records
+        };
+        if let Some(known) = self.known.get(provider_id) {
+            let opened: Value = serde_json::from_str(context).map_err(internal)?;
+            let identity = identity_of(&opened);
+            if identity == *known {
+                self.current = None;
+                let read = text(&serde_json::json!({ "unchanged": identity }))?;
+                self.done.push((provider_id.to_owned(), read));
+                return Ok(Next::Unchanged);
+            }
+        }
         // The provider record counts against the bytes of the read, as the JSON it came as.
         let fields: BTreeMap<String, &RawValue> =
             serde_json::from_str(context).map_err(internal)?;
@@ -490,6 +747,9 @@ impl ReadCollector {
             context: context.to_owned(),
             records: String::new(),
             ids: Vec::new(),
+            declared: 0,
+            edges,
+            relations: String::new(),
             streams: String::new(),
             node: None,
             bytes,
@@ -506,11 +766,14 @@ impl ReadCollector {
     /// One page of the current list, `{ items, nextCursor }` as the view answered them (absent
     /// when the page had none). Answers the call to make next, or that the read is over.
     ///
-    /// A page must hold an array of at most [`PAGE_LIMIT`] items; a page with a cursor must
-    /// hold one item at least, and its cursor must be a string the list did not give before —
-    /// otherwise the list would never end (`invalid_store_page`). The records stay within
-    /// `maxRecords`, all JSON read within `maxBytes`, and a relation stream never lists more
-    /// items than there are records (`neighbor_stream_unbounded`).
+    /// A page must hold an array of at most the items it was asked for ([`PAGE_LIMIT`],
+    /// [`RELATION_PAGE_LIMIT`] for the bulk relation scan); a page with a cursor must hold one
+    /// item at least, and its cursor must be a string the list did not give before — otherwise
+    /// the list would never end (`invalid_store_page`). The records stay within `maxRecords`,
+    /// all JSON read within `maxBytes`, and a relation stream never lists more items than there
+    /// are records (`neighbor_stream_unbounded`). The bulk relation scan ends at the first item
+    /// past twice the relations the records declare (each declared edge and its inverse): the
+    /// list then differs from the records, which validation reports as the streams' difference.
     pub fn page(&mut self, page: &str) -> Result<Next> {
         let page: WirePage = serde_json::from_str(page).map_err(internal)?;
         let Some(items) = page
@@ -519,12 +782,15 @@ impl ReadCollector {
         else {
             return self.stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
         };
-        if items.len() > PAGE_LIMIT {
+        let (max_records, max_bytes) = (self.max_records, self.max_bytes);
+        let list = self
+            .pending()?
+            .list
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        if items.len() > list.limit() {
             return self.stop_for("invalid_store_page");
         }
-        let (max_records, max_bytes) = (self.max_records, self.max_bytes);
         let p = self.pending()?;
-        let list = p.list.ok_or_else(|| GraphError::new(Code::Internal))?;
         let n = items.len();
         let over = match list {
             List::Scan => {
@@ -533,6 +799,7 @@ impl ReadCollector {
             List::Stream { .. } => {
                 (p.listed + n > p.ids.len()).then_some("neighbor_stream_unbounded")
             }
+            List::Relations => None,
         };
         if let Some(reason) = over {
             return self.stop_for(reason);
@@ -543,8 +810,21 @@ impl ReadCollector {
         if p.bytes > max_bytes {
             return self.stop_for("database_too_many_bytes");
         }
+        // The bulk scan lists each declared edge and its inverse: an item past twice the
+        // declared relations is one too many, and the list as kept so far (that item
+        // included) already differs from the records where it first does. Nothing more is
+        // read; validation names that difference.
+        let room = p.declared.saturating_mul(2);
+        if list == List::Relations && (p.listed + n) as u64 > room {
+            let keep = usize::try_from(room + 1).map_or(n, |r| (r - p.listed).min(n));
+            p.keep_relations(&items[..keep]);
+            p.listed += keep;
+            p.list = None;
+            return p.next();
+        }
         match list {
             List::Scan => p.keep_records(&items),
+            List::Relations => p.keep_relations(&items),
             List::Stream { index, kind } => {
                 p.keep_stream(index, Kind::ALL[kind].as_str(), &items)?
             }
@@ -607,9 +887,22 @@ impl ReadCollector {
             read.push_str(r#","capabilities":["#);
         }
         read.push_str(&p.records);
-        read.push_str(r#"],"streams":{"#);
-        read.push_str(&p.streams);
-        read.push_str(r#"},"after":"#);
+        read.push_str(r#"],"edges":"#);
+        read.push_str(&text(&p.edges.as_str())?);
+        match p.edges {
+            Edges::Streams => {
+                read.push_str(r#","streams":{"#);
+                read.push_str(&p.streams);
+                read.push('}');
+            }
+            Edges::Scan => {
+                read.push_str(r#","relations":["#);
+                read.push_str(&p.relations);
+                read.push(']');
+            }
+            Edges::Records => {}
+        }
+        read.push_str(r#","after":"#);
         read.push_str(&text(&after)?);
         read.push('}');
         self.done.push((p.provider_id, read));
@@ -717,10 +1010,20 @@ mod tests {
     /// Reads provider `p` through `c` as the JS layer does: each call the collector names
     /// (`{ call, args }`) is answered with the page `answer` gives, until the read is over.
     /// The calls made, and how the read ended.
-    fn drive(c: &mut ReadCollector, mut answer: impl FnMut(&Value) -> Value) -> (Vec<Value>, Next) {
+    fn drive(c: &mut ReadCollector, answer: impl FnMut(&Value) -> Value) -> (Vec<Value>, Next) {
+        drive_offering(c, &["neighbors"], answer)
+    }
+
+    /// [`drive`] for a view that has the relation calls `offers`.
+    fn drive_offering(
+        c: &mut ReadCollector,
+        offers: &[&str],
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> (Vec<Value>, Next) {
         let mut opened = context();
         opened["cwd"] = json!("/srv");
-        let mut next = c.begin("p", &opened.to_string()).unwrap();
+        let offers = json!(offers).to_string();
+        let mut next = c.begin("p", &opened.to_string(), &offers).unwrap();
         let mut calls = Vec::new();
         while let Next::Ask(call) = next {
             let call: Value = serde_json::from_str(&call).unwrap();
@@ -738,6 +1041,7 @@ mod tests {
             let args = call["args"].as_array().unwrap();
             let (list, page) = match call["call"].as_str().unwrap() {
                 "scanCapabilities" => (records.clone(), &args[0]),
+                "scanRelations" => (bulk(&records, &streams), &args[0]),
                 "neighbors" => {
                     let (id, kind) = (args[0].as_str().unwrap(), args[1].as_str().unwrap());
                     let list = streams[id][kind].as_array().cloned().unwrap_or_default();
@@ -753,6 +1057,23 @@ mod tests {
             }
             out
         }
+    }
+
+    /// The bulk relation scan of `records` whose streams are `streams`: every stream's items in
+    /// the documented order (by capability, then kind, then endpoint).
+    fn bulk(records: &[Value], streams: &Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        for r in records {
+            let Some(id) = r["capabilityId"].as_str() else {
+                continue;
+            };
+            for kind in Kind::ALL {
+                for to in streams[id][kind.as_str()].as_array().into_iter().flatten() {
+                    out.push(json!({ "from": id, "kind": kind.as_str(), "to": to }));
+                }
+            }
+        }
+        out
     }
 
     /// Provider `p` as a collector that read it whole hands it over.
@@ -1045,13 +1366,279 @@ mod tests {
         let (records, streams) = family();
         let mut c = ReadCollector::default();
         let mut answer = store(records, streams, 100);
-        let Next::Ask(first) = c.begin("p", &context().to_string()).unwrap() else {
+        let Next::Ask(first) = c
+            .begin("p", &context().to_string(), r#"["neighbors"]"#)
+            .unwrap()
+        else {
             panic!("a read starts with a scan");
         };
         let page = answer(&serde_json::from_str(&first).unwrap());
         assert!(matches!(c.page(&page.to_string()).unwrap(), Next::Ask(_)));
         let e = c.end(&context().to_string()).err().unwrap();
         assert_eq!(e.code(), Code::Internal);
+    }
+
+    /// How a read through a view with the relation calls `offers` over `records` and `streams`
+    /// (the bulk scan derived from them unless `relations` is given) ends: its calls, and its
+    /// validation.
+    fn read_offering(
+        offers: &[&str],
+        records: &[Value],
+        streams: &Value,
+        relations: Option<Vec<Value>>,
+    ) -> (Vec<Value>, Result<ValidatedProvider>) {
+        let mut inner = store(records.to_vec(), streams.clone(), 2);
+        let answer = move |call: &Value| match (call["call"].as_str(), &relations) {
+            (Some("scanRelations"), Some(items)) => {
+                let cursor = call["args"][0]["cursor"].as_str();
+                let start: usize = cursor.map_or(0, |c| c.parse().unwrap());
+                let end = (start + 2).min(items.len());
+                let mut out = json!({ "items": items[start..end] });
+                if end < items.len() {
+                    out["nextCursor"] = json!(end.to_string());
+                }
+                out
+            }
+            _ => inner(call),
+        };
+        let mut c = ReadCollector::default();
+        let (calls, next) = drive_offering(&mut c, offers, answer);
+        assert_eq!(next, Next::Done);
+        (calls, finished(c).validate("p", &roots()))
+    }
+
+    #[test]
+    fn edges_come_from_the_bulk_scan_the_streams_or_the_records_by_what_the_view_offers() {
+        let (records, streams) = family();
+        let names = |calls: &[Value]| -> Vec<String> {
+            calls
+                .iter()
+                .map(|c| c["call"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        // The bulk scan, when the view has it, whatever else it has: pages of up to
+        // RELATION_PAGE_LIMIT items, after the records.
+        let (calls, bulk) =
+            read_offering(&["neighbors", "scanRelations"], &records, &streams, None);
+        let mut expected = vec!["scanCapabilities".to_owned(); 2];
+        expected.extend(vec!["scanRelations".to_owned(); 2]);
+        assert_eq!(names(&calls), expected);
+        assert_eq!(
+            calls[2],
+            json!({ "call": "scanRelations", "args": [{ "limit": RELATION_PAGE_LIMIT, "maxBytes": PAGE_MAX_BYTES }] })
+        );
+        assert_eq!(calls[3]["args"][0]["cursor"], "2");
+        // Without it, every stream of every record; with neither, the records only.
+        let (calls, each) = read_offering(&["neighbors"], &records, &streams, None);
+        assert_eq!(calls.len(), 2 + 3 * 8);
+        let (calls, own) = read_offering(&[], &records, &streams, None);
+        assert_eq!(names(&calls), vec!["scanCapabilities".to_owned(); 2]);
+        // The same definitions, whichever way their edges came.
+        let revision = |v: Result<ValidatedProvider>| {
+            crate::snapshot::ProviderSnapshot::build(
+                v.unwrap(),
+                crate::snapshot::AuthorityKind::Database,
+                Default::default(),
+            )
+            .static_revision
+        };
+        let bulk = revision(bulk);
+        assert_eq!(bulk, revision(each));
+        assert_eq!(bulk, revision(own));
+        // Records-only still rejects a relation the records declare to nowhere.
+        let mut dangling = records.clone();
+        dangling[0]["requires"] = json!(["ghost"]);
+        let (_, v) = read_offering(&[], &dangling, &streams, None);
+        assert_eq!(v.err().unwrap().code(), Code::RelationInvalid);
+    }
+
+    #[test]
+    fn a_bulk_scan_that_lies_fails_as_the_same_lie_in_the_streams_does() {
+        let (records, streams) = family();
+        let error = |v: Result<ValidatedProvider>| {
+            let e = v.err().expect("the read is refused");
+            assert_eq!(
+                (e.code(), e.phase()),
+                (Code::AdapterContractInvalid, Phase::Load)
+            );
+            e.details().cloned()
+        };
+        let other = json!({ "providerId": "q", "capabilityId": "b" });
+        type Tamper = Box<dyn Fn(&mut Value)>;
+        let lies: Vec<(&str, Tamper)> = vec![
+            ("missing", Box::new(|s| s["a"]["children"] = json!(["b"]))),
+            ("extra", Box::new(|s| s["b"]["related"] = json!(["c"]))),
+            (
+                "reordered",
+                Box::new(|s| s["a"]["children"] = json!(["c", "b"])),
+            ),
+            (
+                "duplicated",
+                Box::new(|s| s["a"]["children"] = json!(["b", "b", "c"])),
+            ),
+            (
+                "unknown endpoint",
+                Box::new(|s| s["b"]["parents"] = json!(["z"])),
+            ),
+            (
+                "another provider's",
+                Box::new(move |s| s["c"]["parents"] = json!([other.clone()])),
+            ),
+        ];
+        for (lie, tamper) in lies {
+            let mut told = streams.clone();
+            tamper(&mut told);
+            let (_, each) = read_offering(&["neighbors"], &records, &told, None);
+            let relations = Some(bulk(&records, &told));
+            let (_, scanned) = read_offering(&["scanRelations"], &records, &streams, relations);
+            let (each, scanned) = (error(each), error(scanned));
+            assert!(each.is_some(), "{lie}");
+            assert_eq!(scanned, each, "{lie}");
+        }
+        // Out of order across capabilities or kinds: named by the first list that differs.
+        let mut swapped = bulk(&records, &streams);
+        let last = swapped.len() - 1;
+        swapped.swap(0, last);
+        let (_, v) = read_offering(&["scanRelations"], &records, &streams, Some(swapped));
+        let details = error(v).unwrap();
+        assert_eq!(
+            (details["reason"].as_str(), details["capabilityId"].as_str()),
+            (Some("children_stream_mismatch"), Some("a"))
+        );
+        // Items that are not `{ from, kind, to }` with one of the eight kinds.
+        for item in [
+            json!({ "from": "a", "kind": "cousins", "to": "b" }),
+            json!({ "from": "a", "to": "b" }),
+            json!({ "from": "a", "kind": "children", "to": "b", "weight": 1 }),
+            json!("a"),
+        ] {
+            let mut items = bulk(&records, &streams);
+            items.insert(0, item.clone());
+            let (_, v) = read_offering(&["scanRelations"], &records, &streams, Some(items));
+            let details = error(v).unwrap();
+            assert_eq!(details["reason"], "neighbor_identity_invalid", "{item}");
+            assert_eq!(details["capabilityId"], "a", "{item}");
+        }
+    }
+
+    #[test]
+    fn a_bulk_scan_stays_within_the_page_rules_and_bounds() {
+        let (records, streams) = family();
+        let bulk_view = |relations: Value| {
+            let mut records_page = store(records.clone(), streams.clone(), 100);
+            move |call: &Value| {
+                if call["call"] == "scanRelations" {
+                    relations.clone()
+                } else {
+                    records_page(call)
+                }
+            }
+        };
+        let read = |bounds: Database, answer: Box<Answer<'_>>| {
+            let mut c = ReadCollector::new(&bounds);
+            let (_, next) = drive_offering(&mut c, &["scanRelations"], answer);
+            (next, c)
+        };
+        let edge = json!({ "from": "a", "kind": "children", "to": "b" });
+        let (next, c) = read(
+            Database::default(),
+            Box::new(bulk_view(
+                json!({ "items": vec![edge.clone(); RELATION_PAGE_LIMIT + 1] }),
+            )),
+        );
+        assert_eq!(
+            (next, failed(c)),
+            (Next::Stopped, reason("invalid_store_page"))
+        );
+        // Two declared relations: the fifth item is one too many. Nothing more is asked for,
+        // and the read is refused as the streams would be.
+        let mut all = bulk(&records, &streams);
+        all.push(edge.clone());
+        let endless = |call: &Value| {
+            let start: usize = call["args"][0]["cursor"]
+                .as_str()
+                .map_or(0, |c| c.parse().unwrap());
+            let item = all.get(start).cloned().unwrap_or(edge.clone());
+            json!({ "items": [item], "nextCursor": (start + 1).to_string() })
+        };
+        let mut c = ReadCollector::default();
+        let mut records_page = store(records.clone(), streams.clone(), 100);
+        let (calls, next) = drive_offering(&mut c, &["scanRelations"], |call: &Value| {
+            if call["call"] == "scanRelations" {
+                endless(call)
+            } else {
+                records_page(call)
+            }
+        });
+        assert_eq!((calls.len(), next), (1 + 5, Next::Done));
+        let e = finished(c).validate("p", &roots()).err().unwrap();
+        assert_eq!(e.code(), Code::AdapterContractInvalid);
+        assert_eq!(e.details().unwrap()["reason"], "children_stream_mismatch");
+        let (next, c) = read(
+            Database::default(),
+            Box::new(bulk_view(
+                json!({ "items": [edge.clone()], "nextCursor": "" }),
+            )),
+        );
+        assert_eq!(
+            (next, failed(c)),
+            (Next::Stopped, reason("invalid_store_page"))
+        );
+        // Its items count against maxBytes like every other JSON read.
+        let all = bulk(&records, &streams);
+        let whole = context()["provider"].to_string().len()
+            + records.iter().map(|r| r.to_string().len()).sum::<usize>()
+            + all.iter().map(|i| i.to_string().len()).sum::<usize>();
+        let bounds = |max_bytes| Database {
+            max_bytes: max_bytes as u64,
+            ..Database::default()
+        };
+        let (next, _) = read(bounds(whole), Box::new(bulk_view(json!({ "items": all }))));
+        assert_eq!(next, Next::Done);
+        let (next, c) = read(
+            bounds(whole - 1),
+            Box::new(bulk_view(json!({ "items": all }))),
+        );
+        assert_eq!(
+            (next, failed(c)),
+            (Next::Stopped, reason("database_too_many_bytes"))
+        );
+    }
+
+    #[test]
+    fn a_view_naming_the_state_the_current_snapshot_was_read_from_is_not_read() {
+        let (records, streams) = family();
+        let mut c = ReadCollector::default();
+        drive(&mut c, store(records.clone(), streams.clone(), 100));
+        let identity = finished(c).identity();
+        assert_eq!(
+            identity,
+            json!({ "provider": context()["provider"], "sourceRevision": "r1", "knowledgeRoot": null })
+        );
+        let known = |identity: &Value| {
+            ReadCollector::default().knowing(BTreeMap::from([("p".to_owned(), identity.clone())]))
+        };
+        let mut c = known(&identity);
+        let (calls, next) = drive(&mut c, |_| panic!("nothing is read"));
+        assert_eq!((calls.len(), next), (0, Next::Unchanged));
+        let json: Value = serde_json::from_str(&c.into_json().unwrap().unwrap()).unwrap();
+        assert_eq!(
+            DatabaseRead::new(json["p"].clone()).unchanged(),
+            Some(&identity)
+        );
+        // Another revision, provider record or document root is read whole.
+        for field in ["sourceRevision", "provider", "knowledgeRoot"] {
+            let mut other = identity.clone();
+            other[field] = json!("changed");
+            let mut c = known(&other);
+            let (calls, next) = drive(&mut c, store(records.clone(), streams.clone(), 100));
+            assert_eq!(next, Next::Done, "{field}");
+            assert_eq!(calls.len(), 1 + 3 * 8, "{field}");
+        }
+        // A relative root names another directory from another working directory.
+        let at = |cwd: &str| identity_of(&json!({ "knowledgeRootDir": "docs", "cwd": cwd }));
+        assert_ne!(at("/srv/a"), at("/srv/b"));
+        assert_eq!(at("/srv/a")["knowledgeRoot"], "/srv/a/docs");
     }
 
     #[test]

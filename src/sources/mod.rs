@@ -89,11 +89,9 @@ pub fn load(
             let roots = roots::bind(source, roots::open_own(source, default_root)?)?;
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let validated = read.validate(provider_id, &rules)?;
-            Ok(ProviderSnapshot::build(
-                validated,
-                AuthorityKind::Database,
-                roots,
-            ))
+            let mut snapshot = ProviderSnapshot::build(validated, AuthorityKind::Database, roots);
+            snapshot.source = Some(Arc::new(read.identity()));
+            Ok(snapshot)
         }
     }
 }
