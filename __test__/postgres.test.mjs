@@ -177,7 +177,7 @@ test('a view pages through one snapshot while a publish commits', { skip, timeou
   const db = pool();
   await publish(db, seedRoot);
   const changed = changedSeed();
-  const view = await postgresAuthority(db).openView('seed.http');
+  const view = await postgresAuthority(db, { edges: 'each' }).openView('seed.http');
   try {
     const first = await view.scanCapabilities({ limit: 2, maxBytes: 1 << 20 });
     assert.deepEqual(first.items.map((r) => r.capabilityId), ['request', 'route']);
@@ -193,7 +193,7 @@ test('a view pages through one snapshot while a publish commits', { skip, timeou
   } finally {
     await view.close();
   }
-  const fresh = await postgresAuthority(db).openView('seed.http');
+  const fresh = await postgresAuthority(db, { edges: 'each' }).openView('seed.http');
   try {
     assert.notEqual(fresh.sourceRevision, view.sourceRevision);
     assert.deepEqual(await drain((cursor) => fresh.neighbors('route', 'children', { limit: 2, cursor })), ['route.http', 'route.validation', 'route_grpc']);
@@ -235,6 +235,7 @@ test('a committed publish reaches each host on its own reload', { skip, timeout:
       await writer.query('BEGIN');
       await writer.query(`UPDATE cg_capabilities SET record = jsonb_set(record, '{name}', '"Half written"') WHERE capability_id = 'route'`);
       await writer.query(`UPDATE cg_capabilities SET content_hash = cg_content_hash(record) WHERE capability_id = 'route'`);
+      await writer.query(`SELECT cg_refresh_revision('seed.http')`);
       const during = await hostA.reload();
       assert.equal(during.ok, true);
       assert.equal(await nameOf(hostA, 'route'), 'Routing (edited)');
@@ -251,7 +252,8 @@ test('a committed publish reaches each host on its own reload', { skip, timeout:
 
     // A row written by hand that the engine refuses never replaces the served snapshot.
     await db.query(`UPDATE cg_capabilities SET record = record || '{"requires": ["ghost"]}' WHERE capability_id = 'route';
-                    UPDATE cg_capabilities SET content_hash = cg_content_hash(record) WHERE capability_id = 'route'`);
+                    UPDATE cg_capabilities SET content_hash = cg_content_hash(record) WHERE capability_id = 'route';
+                    SELECT cg_refresh_revision('seed.http')`);
     const failed = await hostA.reload();
     assert.equal(failed.ok, false);
     assert.equal(failed.providers[0].error.code, 'CG_RELATION_INVALID');
@@ -259,5 +261,107 @@ test('a committed publish reaches each host on its own reload', { skip, timeout:
     assert.equal((await hostA.listCatalog()).meta.refreshFailed, true);
   } finally {
     await Promise.all([hostA.close(), hostB.close()]);
+  }
+});
+
+/** `adapter` with every call of its views counted in `calls`. */
+function counted(adapter, calls) {
+  const count = (name) => (calls[name] = (calls[name] ?? 0) + 1);
+  return {
+    id: adapter.id,
+    async openView(providerId) {
+      count('openView');
+      const view = await adapter.openView(providerId);
+      for (const name of ['scanCapabilities', 'scanRelations', 'neighbors', 'close']) {
+        const inner = view[name];
+        if (typeof inner === 'function') view[name] = (...args) => (count(name), inner.apply(view, args));
+      }
+      return view;
+    },
+  };
+}
+
+test('edges read in bulk, per capability or from the records give the files\' revision; a relation row that lies fails every path alike', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const open = (edges, calls = {}) =>
+    CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter: counted(postgresAuthority(db, { knowledgeRootDir: seedRoot, edges }), calls) } }] });
+  try {
+    const expected = await revisionOf(fromFiles);
+    const calls = {};
+    for (const edges of ['bulk', 'each', 'records']) {
+      calls[edges] = {};
+      const graph = await open(edges, calls[edges]);
+      assert.equal(await revisionOf(graph), expected, edges);
+      assert.deepEqual(await graph.getNeighbors('seed.http::route'), await fromFiles.getNeighbors('seed.http::route'), edges);
+      await graph.close();
+    }
+    assert.deepEqual(calls.bulk, { openView: 1, scanCapabilities: 1, scanRelations: 1, close: 1 });
+    assert.deepEqual(calls.records, { openView: 1, scanCapabilities: 1, close: 1 });
+    assert.equal(calls.each.neighbors, 5 * 8);
+
+    // Relation rows written by hand, past the trigger: the bulk scan and the streams report the
+    // same difference; the records alone do not see it.
+    for (const [lie, undo] of [
+      [`INSERT INTO cg_relations VALUES ('seed.http', 'route', 'related', 'request')`, `DELETE FROM cg_relations WHERE from_id = 'route' AND kind = 'related'`],
+      [`DELETE FROM cg_relations WHERE from_id = 'route.http' AND kind = 'parents'`, `INSERT INTO cg_relations VALUES ('seed.http', 'route.http', 'parents', 'route')`],
+      [`INSERT INTO cg_relations VALUES ('seed.http', 'request', 'requires', 'ghost')`, `DELETE FROM cg_relations WHERE to_id = 'ghost'`],
+    ]) {
+      await db.query(lie);
+      try {
+        const errors = [];
+        for (const edges of ['bulk', 'each']) {
+          const error = await open(edges).then(
+            (graph) => (graph.close(), assert.fail(`${edges} opened despite ${lie}`)),
+            (e) => e,
+          );
+          assert.equal(error.code, 'CG_ADAPTER_CONTRACT_INVALID', `${edges}: ${lie}`);
+          errors.push(error.details);
+        }
+        assert.deepEqual(errors[0], errors[1], lie);
+        assert.match(errors[0].reason, /_stream_mismatch$/);
+        const graph = await open('records');
+        assert.equal(await revisionOf(graph), expected);
+        await graph.close();
+      } finally {
+        await db.query(undo);
+      }
+    }
+  } finally {
+    await fromFiles.close();
+  }
+});
+
+test('an unchanged source costs a reload one row; a publish or force: true reads it again', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const calls = {};
+  const graph = await CapabilityGraph.open({
+    providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter: counted(postgresAuthority(db, { knowledgeRootDir: seedRoot }), calls) } }],
+  });
+  try {
+    const before = await revisionOf(graph);
+    const opened = { ...calls };
+    const report = await graph.reload();
+    assert.deepEqual(report.providers, [{ providerId: 'seed.http', ok: true, staticRevision: before, servedFrom: 'current', refreshFailed: false }]);
+    assert.deepEqual(calls, { ...opened, openView: 2, close: 2 }, 'no scan: the view named the snapshot\'s revision');
+    // Publishing the same definitions again names the same revision.
+    await publish(db, seedRoot);
+    await graph.reload();
+    assert.equal(calls.scanCapabilities, opened.scanCapabilities);
+    // force: true reads anyway.
+    assert.deepEqual((await graph.reload({ force: true })).providers, report.providers);
+    assert.equal(calls.scanCapabilities, opened.scanCapabilities + 1);
+    assert.equal(calls.scanRelations, opened.scanRelations + 1);
+    // A publish of a change is read and published.
+    const published = await publish(db, changedSeed());
+    const changed = await graph.reload();
+    assert.equal(changed.providers[0].staticRevision, published.staticRevision);
+    assert.equal(calls.scanCapabilities, opened.scanCapabilities + 2);
+    assert.equal(await nameOf(graph, 'route'), 'Routing (edited)');
+    await publish(db, seedRoot);
+  } finally {
+    await graph.close();
   }
 });

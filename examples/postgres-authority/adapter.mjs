@@ -1,6 +1,7 @@
 // A PostgreSQL database authority for @devcodex/capability-graph (tables in schema.sql).
-// The engine reads a provider whole through openView() at open and at every reload; queries
-// never reach the database. publish() writes a provider folder into the tables.
+// The engine reads a provider whole through openView() at open and at every reload whose
+// revision changed; queries never reach the database. publish() writes a provider folder into
+// the tables.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
@@ -8,14 +9,20 @@ import { CapabilityGraph } from '@devcodex/capability-graph';
 /** Inverse neighbour kinds, each read from the forward relation it mirrors. */
 const INVERSE = { children: 'parents', specializedBy: 'specializes', relatedBy: 'related', requiredBy: 'requires' };
 const FORWARD = new Set(Object.values(INVERSE));
+/** The eight kinds in the engine's order: the bulk relation scan lists edges by capability, then kind, then endpoint. */
+const KIND_ORDER = ['parents', 'children', 'specializes', 'specializedBy', 'related', 'relatedBy', 'requires', 'requiredBy'];
 
 /**
  * The adapter for `{ providerId, authority: { kind: 'database', adapter } }`. `pool` is a
  * `pg.Pool` the caller owns (views borrow one client each and never end the pool).
  * `knowledgeRootDir` (an absolute path, or `(providerId) => path`) is where the definitions'
- * relative-file documents live: the database holds definitions, not document bodies.
+ * relative-file documents live: the database holds definitions, not document bodies. `edges`
+ * is how views give the engine their edges: `'bulk'` (the default: one keyset scan of
+ * `cg_relations`, checked against the records), `'each'` (eight streams per capability, the
+ * original contract) or `'records'` (none: the records' own relations are the edges).
  */
-export function postgresAuthority(pool, { knowledgeRootDir } = {}) {
+export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk' } = {}) {
+  if (!['bulk', 'each', 'records'].includes(edges)) throw new TypeError(`edges must be 'bulk', 'each' or 'records'`);
   return {
     id: 'postgres',
     async openView(providerId) {
@@ -24,19 +31,12 @@ export function postgresAuthority(pool, { knowledgeRootDir } = {}) {
         // Every page the engine asks for must come from one snapshot, or it could see half a
         // publish; REPEATABLE READ fixes the snapshot at the first query, just below.
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        const { rows } = await client.query(
-          `SELECT p.record,
-                  'pg:' || encode(sha256(convert_to(p.content_hash || coalesce(
-                    string_agg(c.capability_id || ':' || c.content_hash, ',' ORDER BY c.capability_id COLLATE "C"),
-                    ''), 'UTF8')), 'hex') AS revision
-             FROM cg_providers p LEFT JOIN cg_capabilities c USING (provider_id)
-            WHERE p.provider_id = $1
-            GROUP BY p.provider_id`,
-          [providerId],
-        );
+        // The revision publish() keeps: one row read, however large the provider. A host whose
+        // snapshot was read at this revision reads nothing more and closes the view.
+        const { rows } = await client.query('SELECT record, revision FROM cg_providers WHERE provider_id = $1', [providerId]);
         if (rows.length === 0) throw new Error(`provider ${providerId} is not in the database`);
         const root = typeof knowledgeRootDir === 'function' ? knowledgeRootDir(providerId) : knowledgeRootDir;
-        return openedView(client, providerId, rows[0], root);
+        return openedView(client, providerId, rows[0], root, edges);
       } catch (error) {
         client.release(error); // a half-open transaction is not worth returning to the pool
         throw error;
@@ -45,16 +45,16 @@ export function postgresAuthority(pool, { knowledgeRootDir } = {}) {
   };
 }
 
-function openedView(client, providerId, { record, revision }, knowledgeRootDir) {
+function openedView(client, providerId, { record, revision }, knowledgeRootDir, edges) {
   let closed = false;
   // A released client may already serve someone else; never query through it again.
   const query = (sql, params) => {
     if (closed) throw new Error('view closed');
     return client.query(sql, params);
   };
-  return {
+  const view = {
     provider: record,
-    sourceRevision: revision,
+    sourceRevision: revision ?? '',
     ...(knowledgeRootDir !== undefined ? { knowledgeRootDir } : {}),
 
     // Keyset pages: the cursor is the last ID served, so a page costs one index range scan
@@ -74,6 +74,34 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir) 
         items.push(JSON.parse(json));
       }
       return page(items, rows.length > items.length, items.at(-1)?.capabilityId);
+    },
+
+    // Every edge in the engine's order, forward rows by source and inverse rows by target,
+    // each half one index range from the cursor (the last edge served, as JSON), merged.
+    async scanRelations({ limit, maxBytes, cursor }) {
+      const after = cursor === undefined ? null : JSON.parse(cursor);
+      const from = (a, o, b) => (after ? `AND (${a}, ${o}, ${b}) > ($3, $4::smallint, $5)` : '');
+      const { rows } = await query(
+        `(SELECT from_id AS a, cg_kind_order(kind) AS o, to_id AS b FROM cg_relations
+           WHERE provider_id = $1 ${from('from_id', 'cg_kind_order(kind)', 'to_id')}
+           ORDER BY 1, 2, 3 LIMIT $2)
+         UNION ALL
+         (SELECT to_id, cg_kind_order(kind) + 1, from_id FROM cg_relations
+           WHERE provider_id = $1 ${from('to_id', 'cg_kind_order(kind) + 1', 'from_id')}
+           ORDER BY 1, 2, 3 LIMIT $2)
+         ORDER BY 1, 2, 3 LIMIT $2`,
+        after ? [providerId, limit + 1, ...after] : [providerId, limit + 1],
+      );
+      const items = [];
+      let bytes = 0;
+      for (const { a, o, b } of rows.slice(0, limit)) {
+        const item = { from: a, kind: KIND_ORDER[o], to: b };
+        bytes += Buffer.byteLength(JSON.stringify(item));
+        if (items.length > 0 && bytes > maxBytes) break;
+        items.push(item);
+      }
+      const last = rows[items.length - 1];
+      return page(items, rows.length > items.length, last && JSON.stringify([last.a, last.o, last.b]));
     },
 
     async neighbors(capabilityId, kind, { limit, cursor }) {
@@ -103,6 +131,9 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir) 
       }
     },
   };
+  if (edges !== 'bulk') delete view.scanRelations;
+  if (edges !== 'each') delete view.neighbors;
+  return view;
 }
 
 const page = (items, more, last) => (more ? { items, nextCursor: last } : { items });
@@ -112,8 +143,9 @@ const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'dist-test', 'cove
 
 /**
  * Publishes a directory-layout provider folder (provider.json + capabilities/**\/*.json) in one
- * transaction: upserts the provider and its capabilities and deletes the capabilities no
- * longer present. Hosts see the change at their next reload. The definitions are validated by
+ * transaction: upserts the provider and its capabilities, deletes the capabilities no longer
+ * present and sets the provider's revision (cg_refresh_revision). Hosts see the change at their
+ * next reload. The definitions are validated by
  * the engine first, so a commit never holds what every host would then refuse.
  * Resolves to `{ providerId, staticRevision, capabilities }`.
  */
@@ -149,6 +181,8 @@ export async function publish(pool, providerDir) {
          AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS p(id) WHERE p.id = c.capability_id)`,
       [provider.providerId, records.map((r) => r.capabilityId)],
     );
+    // The new state's revision, in the same commit: hosts read it instead of hashing the rows.
+    await client.query('SELECT cg_refresh_revision($1)', [provider.providerId]);
     await client.query('COMMIT');
   } catch (error) {
     failure = error;

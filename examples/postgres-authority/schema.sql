@@ -7,8 +7,13 @@ CREATE TABLE IF NOT EXISTS cg_providers (
   provider_id  text COLLATE "C" PRIMARY KEY,
   record       jsonb NOT NULL,        -- provider.json: { providerId, name, version, specification? }
   content_hash text  NOT NULL,        -- cg_content_hash(record), set by whoever writes the row
+  -- The state of the provider's rows, read by every view as its sourceRevision: hosts whose
+  -- snapshot was read at this revision skip the read. cg_refresh_revision() sets it; every
+  -- transaction that changes the provider's rows must call it before it commits.
+  revision     text,
   CHECK (record ->> 'providerId' = provider_id)
 );
+ALTER TABLE cg_providers ADD COLUMN IF NOT EXISTS revision text;
 
 CREATE TABLE IF NOT EXISTS cg_capabilities (
   provider_id   text COLLATE "C" NOT NULL REFERENCES cg_providers ON DELETE CASCADE,
@@ -43,6 +48,15 @@ CREATE INDEX IF NOT EXISTS cg_relations_inverse ON cg_relations (provider_id, ki
 -- the provider, and publishing or removing n capabilities costs n².
 CREATE INDEX IF NOT EXISTS cg_relations_from ON cg_relations (provider_id, from_id);
 
+-- The position of a kind in the engine's order of the eight (parents, children, specializes,
+-- specializedBy, related, relatedBy, requires, requiredBy): a forward row's, its inverse's + 1.
+CREATE OR REPLACE FUNCTION cg_kind_order(kind text) RETURNS smallint LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (CASE kind WHEN 'parents' THEN 0 WHEN 'specializes' THEN 2 WHEN 'related' THEN 4 WHEN 'requires' THEN 6 END)::smallint $$;
+-- The bulk relation scan walks every edge by (capability, kind, endpoint): forward rows by
+-- their source, inverse rows by their target, merged. Each half is one index range.
+CREATE INDEX IF NOT EXISTS cg_relations_scan_forward ON cg_relations (provider_id, from_id, cg_kind_order(kind), to_id);
+CREATE INDEX IF NOT EXISTS cg_relations_scan_inverse ON cg_relations (provider_id, to_id, (cg_kind_order(kind) + 1), from_id);
+
 CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM cg_relations WHERE provider_id = NEW.provider_id AND from_id = NEW.capability_id;
@@ -61,3 +75,18 @@ DROP TRIGGER IF EXISTS cg_capabilities_relations ON cg_capabilities;
 CREATE TRIGGER cg_capabilities_relations
   AFTER INSERT OR UPDATE OF record ON cg_capabilities
   FOR EACH ROW EXECUTE FUNCTION cg_derive_relations();
+
+-- A provider's revision: sha256 over its record's and every capability's content hash, so a
+-- publish of the same definitions names the same revision. Computed once per commit, never at
+-- each read.
+CREATE OR REPLACE FUNCTION cg_refresh_revision(provider text) RETURNS text LANGUAGE sql AS $$
+  UPDATE cg_providers AS p SET revision = (
+    SELECT 'pg:' || encode(sha256(convert_to(p.content_hash || coalesce(
+             string_agg(c.capability_id || ':' || c.content_hash, ',' ORDER BY c.capability_id COLLATE "C"),
+             ''), 'UTF8')), 'hex')
+      FROM cg_capabilities c WHERE c.provider_id = p.provider_id)
+  WHERE p.provider_id = provider
+  RETURNING revision
+$$;
+-- Rows written before the column existed.
+SELECT cg_refresh_revision(provider_id) FROM cg_providers WHERE revision IS NULL;

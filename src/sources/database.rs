@@ -16,7 +16,7 @@ use crate::error::{project_component_error, Code, Component, GraphError, Phase, 
 use crate::snapshot::Kind;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
@@ -255,45 +255,56 @@ impl DatabaseRead {
             .get("streams")
             .and_then(Value::as_object)
             .ok_or_else(|| contract("streams_required"))?;
-        let expected = expected_lists(v);
-        for (i, c) in v.capabilities.iter().enumerate() {
-            let kinds = streams.get(c.texts.capability_id());
-            for kind in Kind::ALL {
-                // Streams read empty are left out (`ReadCollector`); anything else present must
-                // be the list.
-                let listed = match kinds.and_then(|k| k.get(kind.as_str())) {
-                    None if kinds.is_none_or(Value::is_object) => Some(&[][..]),
-                    listed => listed.and_then(Value::as_array).map(Vec::as_slice),
-                };
-                let mismatch = || {
-                    contract(&format!("{}_stream_mismatch", kind.as_str()))
-                        .detail("capabilityId", c.texts.capability_id())
-                };
-                let listed = listed.map(|l| {
-                    l.iter()
-                        .map(|item| endpoint(item, provider_id))
-                        .collect::<Option<Vec<&str>>>()
-                });
-                let Some(listed) = listed else {
-                    return Err(mismatch());
-                };
-                let Some(listed) = listed else {
-                    return Err(contract("neighbor_identity_invalid")
-                        .detail("capabilityId", c.texts.capability_id()));
-                };
-                let want = &expected[i][kind as usize];
-                let same = listed.len() == want.len()
-                    && listed
-                        .iter()
-                        .zip(want)
-                        .all(|(&got, &w)| got == v.capabilities[w as usize].texts.capability_id());
-                if !same {
-                    return Err(mismatch());
-                }
+        check_stream_map(v, provider_id, streams)
+    }
+}
+
+/// The streams `{ capabilityId: { kind: [endpoint…] } }` (left-out ones read empty) must list
+/// exactly what the records declare or imply, capability by capability in ID order and kind by
+/// kind in the order of [`Kind::ALL`]; the first that does not is the error.
+fn check_stream_map(
+    v: &ValidatedProvider,
+    provider_id: &str,
+    streams: &Map<String, Value>,
+) -> Result<()> {
+    let expected = expected_lists(v);
+    for (i, c) in v.capabilities.iter().enumerate() {
+        let kinds = streams.get(c.texts.capability_id());
+        for kind in Kind::ALL {
+            // Streams read empty are left out (`ReadCollector`); anything else present must
+            // be the list.
+            let listed = match kinds.and_then(|k| k.get(kind.as_str())) {
+                None if kinds.is_none_or(Value::is_object) => Some(&[][..]),
+                listed => listed.and_then(Value::as_array).map(Vec::as_slice),
+            };
+            let mismatch = || {
+                contract(&format!("{}_stream_mismatch", kind.as_str()))
+                    .detail("capabilityId", c.texts.capability_id())
+            };
+            let listed = listed.map(|l| {
+                l.iter()
+                    .map(|item| endpoint(item, provider_id))
+                    .collect::<Option<Vec<&str>>>()
+            });
+            let Some(listed) = listed else {
+                return Err(mismatch());
+            };
+            let Some(listed) = listed else {
+                return Err(contract("neighbor_identity_invalid")
+                    .detail("capabilityId", c.texts.capability_id()));
+            };
+            let want = &expected[i][kind as usize];
+            let same = listed.len() == want.len()
+                && listed
+                    .iter()
+                    .zip(want)
+                    .all(|(&got, &w)| got == v.capabilities[w as usize].texts.capability_id());
+            if !same {
+                return Err(mismatch());
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Every capability's eight relation lists, as indices in ID order: forward from the records,
@@ -312,72 +323,65 @@ fn expected_lists(v: &ValidatedProvider) -> Vec<[Vec<u32>; 8]> {
     expected
 }
 
-/// An item of the bulk relation scan, `{ from, kind, to }` with endpoints as the streams give
-/// them: the local IDs and the kind's index into [`Kind::ALL`].
-fn relation_item<'v>(item: &'v Value, provider_id: &str) -> Option<(&'v str, usize, &'v str)> {
-    let m = item.as_object().filter(|m| m.len() == 3)?;
-    let kind = m.get("kind")?.as_str()?;
-    let kind = Kind::ALL.iter().position(|k| k.as_str() == kind)?;
-    Some((
-        endpoint(m.get("from")?, provider_id)?,
-        kind,
-        endpoint(m.get("to")?, provider_id)?,
-    ))
-}
-
 /// The bulk relation scan must list exactly what the eight streams of every capability would,
 /// in one sequence: by capability in ID order, then by kind in the order of [`Kind::ALL`], then
-/// by endpoint in ID order. A divergence is reported as the streams' would be: the first
-/// capability and kind (in that order) whose list differs (`<kind>_stream_mismatch`), or an item
-/// that names no endpoint of this provider (`neighbor_identity_invalid`).
+/// by endpoint in ID order. Its items are taken as the streams they form (by capability and
+/// kind) and checked as streams are, so a lie the streams could tell fails as it would there;
+/// then an item that forms no stream of a record (`neighbor_identity_invalid`, or
+/// `<kind>_stream_mismatch` for an edge from a capability not in the provider) and streams out
+/// of sequence (`<kind>_stream_mismatch` of the one that comes too late) fail.
 fn check_relations(v: &ValidatedProvider, provider_id: &str, items: &[Value]) -> Result<()> {
     let id = |i: usize| v.capabilities[i].texts.capability_id();
     let index: std::collections::HashMap<&str, usize> =
         (0..v.capabilities.len()).map(|i| (id(i), i)).collect();
-    let expected = expected_lists(v);
-    let mut want = expected.iter().enumerate().flat_map(|(i, kinds)| {
-        kinds
-            .iter()
-            .enumerate()
-            .flat_map(move |(k, targets)| targets.iter().map(move |&t| (i, k, t as usize)))
-    });
-    let mismatch = |(i, k): (usize, usize)| {
-        contract(&format!("{}_stream_mismatch", Kind::ALL[k].as_str()))
-            .detail("capabilityId", id(i))
-    };
+    let mismatch = |k: usize| contract(&format!("{}_stream_mismatch", Kind::ALL[k].as_str()));
+    let mut streams = Map::new();
+    // The (capability, kind) of each item that forms a stream, in the order listed.
+    let mut sequence: Vec<(usize, usize)> = Vec::with_capacity(items.len());
+    let mut stray = None;
     for item in items {
-        let wanted = want.next();
-        let Some((from, kind, to)) = relation_item(item, provider_id) else {
-            // Named by its capability when it has one of this provider's, else by the list it
-            // stands in.
-            let from = item
-                .get("from")
-                .and_then(|f| endpoint(f, provider_id))
-                .and_then(|f| index.get(f).copied());
-            let error = contract("neighbor_identity_invalid");
-            return Err(match from.or(wanted.map(|(i, _, _)| i)) {
-                Some(i) => error.detail("capabilityId", id(i)),
-                None => error,
-            });
-        };
-        if wanted.is_some_and(|(i, k, t)| (id(i), k, id(t)) == (from, kind, to)) {
-            continue;
-        }
-        let listed = index.get(from).map(|&i| (i, kind));
-        let first = match (wanted.map(|(i, k, _)| (i, k)), listed) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => {
-                return Err(contract(&format!(
-                    "{}_stream_mismatch",
-                    Kind::ALL[kind].as_str()
-                )))
+        // Exactly `from`, `kind` and `to`; `from` names the item's capability either way.
+        let fields = item.as_object().filter(|m| m.len() == 3);
+        let field = |name: &str| fields.and_then(|m| m.get(name));
+        let from = item.get("from").and_then(|f| endpoint(f, provider_id));
+        let record = from.and_then(|f| index.get(f).copied());
+        let kind = field("kind")
+            .and_then(Value::as_str)
+            .and_then(|k| Kind::ALL.iter().position(|kind| kind.as_str() == k));
+        match (record, kind, field("to")) {
+            (Some(i), Some(k), Some(to)) => {
+                sequence.push((i, k));
+                let kinds = streams
+                    .entry(id(i))
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(list) = kinds
+                    .as_object_mut()
+                    .map(|m| m.entry(Kind::ALL[k].as_str()).or_insert_with(|| json!([])))
+                    .and_then(Value::as_array_mut)
+                {
+                    list.push(to.clone());
+                }
             }
-        };
-        return Err(mismatch(first));
+            _ if stray.is_some() => {}
+            // An edge of a capability this provider does not have.
+            (None, Some(k), Some(to)) if from.is_some() && endpoint(to, provider_id).is_some() => {
+                stray = Some(mismatch(k));
+            }
+            _ => {
+                let error = contract("neighbor_identity_invalid");
+                stray = Some(match record {
+                    Some(i) => error.detail("capabilityId", id(i)),
+                    None => error,
+                });
+            }
+        }
     }
-    match want.next() {
-        Some((i, k, _)) => Err(mismatch((i, k))),
+    check_stream_map(v, provider_id, &streams)?;
+    if let Some(error) = stray {
+        return Err(error);
+    }
+    match sequence.windows(2).find(|w| w[1] < w[0]) {
+        Some(w) => Err(mismatch(w[1].1).detail("capabilityId", id(w[1].0))),
         None => Ok(()),
     }
 }
@@ -1509,7 +1513,7 @@ mod tests {
         for item in [
             json!({ "from": "a", "kind": "cousins", "to": "b" }),
             json!({ "from": "a", "to": "b" }),
-            json!({ "from": "a", "kind": "children", "to": "b", "weight": 1 }),
+            json!({ "from": "a", "kind": "children", "to": { "providerId": "p" } }),
             json!("a"),
         ] {
             let mut items = bulk(&records, &streams);
@@ -1517,8 +1521,18 @@ mod tests {
             let (_, v) = read_offering(&["scanRelations"], &records, &streams, Some(items));
             let details = error(v).unwrap();
             assert_eq!(details["reason"], "neighbor_identity_invalid", "{item}");
-            assert_eq!(details["capabilityId"], "a", "{item}");
+            // Named by its capability, when it names one.
+            let named = item.get("from").map(|_| json!("a"));
+            assert_eq!(details.get("capabilityId"), named.as_ref(), "{item}");
         }
+        // An edge of a capability the provider does not have.
+        let mut items = bulk(&records, &streams);
+        items.push(json!({ "from": "z", "kind": "requires", "to": "a" }));
+        let (_, v) = read_offering(&["scanRelations"], &records, &streams, Some(items));
+        assert_eq!(
+            Value::Object(error(v).unwrap()),
+            json!({ "reason": "requires_stream_mismatch" })
+        );
     }
 
     #[test]
