@@ -326,6 +326,9 @@ export interface ReloadOptions {
   providerId?: string;
   /** New definitions for inline providers, keyed by their provider ID. */
   definitions?: Record<string, InlineProviderDefinition>;
+  /** Read database providers even when their view names the `sourceRevision` (with the same
+   *  provider record and document root) the current snapshot was read from. */
+  force?: boolean;
 }
 
 interface ReloadProviderBase {
@@ -1006,13 +1009,25 @@ export interface DatabasePage<T> {
   nextCursor?: string | null;
 }
 
+/** An edge of the bulk relation scan: `from`'s `kind` list holds `to`. Endpoints are local IDs
+ *  or `{ providerId, capabilityId }` of the view's provider. */
+export interface DatabaseRelation {
+  from: string | CapabilityId;
+  kind: NeighborKind;
+  to: string | CapabilityId;
+}
+
 /** One consistent read of a provider: every call must see the same data. `provider`,
  *  `sourceRevision` and `knowledgeRootDir` are read when the view opens and must not change
- *  before the scans end (else CG_REVISION_MISMATCH, `source_context_changed`). */
+ *  before the scans end (else CG_REVISION_MISMATCH, `source_context_changed`). The edges are
+ *  read through `scanRelations` when the view has it, else through `neighbors`, else not at all
+ *  (the definitions' own relations are the edges, as for files). */
 export interface DatabaseReadView {
   /** `provider.json` fields; `providerId` must be the configured one. */
   provider: Omit<InlineProviderDefinition, 'capabilities'>;
-  /** The source's own version; non-blank. */
+  /** Names the state the view reads; non-blank. The adapter must change it with every committed
+   *  change: a reload whose view names the revision (and provider record and document root) the
+   *  current snapshot was read from reads nothing more and publishes nothing. */
   sourceRevision: string;
   /** The trusted folder for the provider's relative-file documents without a `root` alias. */
   knowledgeRootDir?: string;
@@ -1021,14 +1036,19 @@ export interface DatabaseReadView {
   /** Endpoints in ID order, as local IDs or `{ providerId, capabilityId }` of the view's provider,
    *  item by item: exactly the edges the definitions declare or imply (a stream longer than the
    *  provider's capabilities is `neighbor_stream_unbounded`). */
-  neighbors(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>;
-  /** Called once the view was read, also after a failure. */
+  neighbors?(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>;
+  /** Every edge of the eight streams at once, by `from` in ID order, then `kind` in the order of
+   *  `parents`, `children`, `specializes`, `specializedBy`, `related`, `relatedBy`, `requires`,
+   *  `requiredBy`, then `to` in ID order; checked as the streams would be. Asked for pages of up
+   *  to 1,000 items. */
+  scanRelations?(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<DatabaseRelation> | Promise<DatabasePage<DatabaseRelation>>;
+  /** Called once the view was read (or found unchanged), also after a failure. */
   close?(): void | Promise<void>;
 }
 
 /** The authority of a database provider. The engine reads the provider whole through a view at
- *  open and at every reload, and checks it like files plus the scan order and every relation
- *  stream; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through.
+ *  open and at every reload whose view names another state, and checks it like files plus the
+ *  scan order and every relation list read; a thrown value becomes CG_CONFIG_INVALID (phase `load`) unless its `code` passes through.
  *  Every call has `budgets.database.callTimeoutMs` and the whole read `readTimeoutMs`; see
  *  `BudgetOverrides['database']` for its bounds. */
 export interface DatabaseAuthorityAdapter {

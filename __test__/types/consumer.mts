@@ -27,6 +27,7 @@ import {
   type RuntimeAdapter,
   type RuntimeObservation,
   type DatabaseAuthorityAdapter,
+  type DatabaseRelation,
   type RetrieveCapabilitiesPage,
   type QueryRuntimePage,
   type QueryKnowledgePage,
@@ -293,6 +294,27 @@ async function integrations(): Promise<void> {
     }),
   };
   await CapabilityGraph.open({ providers: [{ providerId: 'p', authority: { kind: 'database', adapter: db } }] });
+  // Edges in bulk, or none at all (the records' relations).
+  const bulk: DatabaseAuthorityAdapter = {
+    id: 'bulk',
+    openView: (providerId) => ({
+      provider: { providerId, name: 'P', version: '1' },
+      sourceRevision: 'v1',
+      scanCapabilities: () => ({ items: [] }),
+      scanRelations: async ({ limit, maxBytes, cursor }) => ({
+        items: limit + maxBytes > 0 ? [{ from: 'a', kind: 'children', to: { providerId, capabilityId: 'b' } }] : [],
+        nextCursor: cursor ? null : undefined,
+      }),
+    }),
+  };
+  const recordsOnly: DatabaseAuthorityAdapter = { id: 'own', openView: (providerId) => ({ provider: { providerId, name: 'P', version: '1' }, sourceRevision: 'v1', scanCapabilities: () => ({ items: [] }) }) };
+  const forced: ReloadResult = await graph.reload({ providerId: 'acme.billing', force: true });
+  await graph.reload({ force: false });
+  // @ts-expect-error force is a boolean
+  await graph.reload({ force: 'yes' });
+  // @ts-expect-error a bulk relation names its kind
+  const unkinded: DatabaseRelation = { from: 'a', to: 'b' };
+  void [bulk, recordsOnly, forced, unkinded];
   // @ts-expect-error runtime queries need an environment
   await graph.queryRuntime({ project: 'shop' });
   // @ts-expect-error a bound facade takes no request scope
