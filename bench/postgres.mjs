@@ -23,17 +23,25 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = await generate(n, { log: (m) => console.error(m) });
 const pool = new pg.Pool({ max: 2 });
 
-/** `adapter` with every call of its views counted into `calls`. */
+/** `adapter` with every call of its views counted into `calls`, and the time spent in them
+ *  (awaiting the database) summed into `calls.adapterMs`. */
 function counted(adapter, calls) {
-  const count = (name) => (calls[name] = (calls[name] ?? 0) + 1);
+  const count = async (name, invoke) => {
+    calls[name] = (calls[name] ?? 0) + 1;
+    const started = performance.now();
+    try {
+      return await invoke();
+    } finally {
+      calls.adapterMs = (calls.adapterMs ?? 0) + performance.now() - started;
+    }
+  };
   return {
     id: adapter.id,
     async openView(providerId) {
-      count('openView');
-      const view = await adapter.openView(providerId);
+      const view = await count('openView', () => adapter.openView(providerId));
       for (const name of ['scanCapabilities', 'scanRelations', 'neighbors', 'close']) {
         const inner = view[name];
-        if (typeof inner === 'function') view[name] = (...args) => (count(name), inner.apply(view, args));
+        if (typeof inner === 'function') view[name] = (...args) => count(name, () => inner.apply(view, args));
       }
       return view;
     },

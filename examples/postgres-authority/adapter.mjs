@@ -107,13 +107,14 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir, 
     async neighbors(capabilityId, kind, { limit, cursor }) {
       const inverse = Object.hasOwn(INVERSE, kind);
       if (!inverse && !FORWARD.has(kind)) throw new Error(`unknown neighbour kind ${kind}`);
-      const [self, other] = inverse ? ['to_id', 'from_id'] : ['from_id', 'to_id'];
+      // One range of the index the bulk scan walks for this half (forward or inverse rows).
+      const [self, other, order] = inverse ? ['to_id', 'from_id', 'cg_kind_order(kind) + 1'] : ['from_id', 'to_id', 'cg_kind_order(kind)'];
       const { rows } = await query(
         `SELECT ${other} AS id FROM cg_relations
-          WHERE provider_id = $1 AND kind = $2 AND ${self} = $3
+          WHERE provider_id = $1 AND ${self} = $3 AND ${order} = $2
             AND ($4::text IS NULL OR ${other} > $4 COLLATE "C")
           ORDER BY ${other} COLLATE "C" LIMIT $5`,
-        [providerId, inverse ? INVERSE[kind] : kind, capabilityId, cursor ?? null, limit + 1],
+        [providerId, KIND_ORDER.indexOf(kind), capabilityId, cursor ?? null, limit + 1],
       );
       const items = rows.slice(0, limit).map((r) => r.id);
       return page(items, rows.length > limit, items.at(-1));
@@ -184,6 +185,9 @@ export async function publish(pool, providerDir) {
     // The new state's revision, in the same commit: hosts read it instead of hashing the rows.
     await client.query('SELECT cg_refresh_revision($1)', [provider.providerId]);
     await client.query('COMMIT');
+    // Fresh planner statistics, so the first read after a large publish walks its indexes
+    // rather than sorting the whole table for each page.
+    await client.query('ANALYZE cg_capabilities, cg_relations').catch(() => {});
   } catch (error) {
     failure = error;
     await client.query('ROLLBACK').catch(() => {});

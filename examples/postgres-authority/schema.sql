@@ -41,21 +41,22 @@ CREATE TABLE IF NOT EXISTS cg_relations (
   FOREIGN KEY (provider_id, from_id) REFERENCES cg_capabilities ON DELETE CASCADE ON UPDATE CASCADE
   -- no foreign key on to_id: a dangling endpoint is the engine's to report, with the record's name
 );
--- Inverse kinds (children, specializedBy, relatedBy, requiredBy) read by target.
-CREATE INDEX IF NOT EXISTS cg_relations_inverse ON cg_relations (provider_id, kind, to_id, from_id);
--- A capability's own rows, whatever their kind: the trigger below replaces them on every write,
--- and deleting a capability cascades to them. Without it each of those scans every relation of
--- the provider, and publishing or removing n capabilities costs n².
-CREATE INDEX IF NOT EXISTS cg_relations_from ON cg_relations (provider_id, from_id);
 
 -- The position of a kind in the engine's order of the eight (parents, children, specializes,
 -- specializedBy, related, relatedBy, requires, requiredBy): a forward row's, its inverse's + 1.
 CREATE OR REPLACE FUNCTION cg_kind_order(kind text) RETURNS smallint LANGUAGE sql IMMUTABLE
   AS $$ SELECT (CASE kind WHEN 'parents' THEN 0 WHEN 'specializes' THEN 2 WHEN 'related' THEN 4 WHEN 'requires' THEN 6 END)::smallint $$;
--- The bulk relation scan walks every edge by (capability, kind, endpoint): forward rows by
--- their source, inverse rows by their target, merged. Each half is one index range.
+-- Every edge by (capability, kind, endpoint) in the engine's order: forward rows by their
+-- source, inverse rows (children, specializedBy, relatedBy, requiredBy) by their target. The
+-- bulk relation scan merges one range of each; a neighbour stream is one range of one. The
+-- forward index also serves a capability's own rows, whatever their kind, which the trigger
+-- below replaces on every write and deleting a capability cascades to: without it each of
+-- those scans every relation of the provider, and publishing or removing n capabilities costs n².
 CREATE INDEX IF NOT EXISTS cg_relations_scan_forward ON cg_relations (provider_id, from_id, cg_kind_order(kind), to_id);
 CREATE INDEX IF NOT EXISTS cg_relations_scan_inverse ON cg_relations (provider_id, to_id, (cg_kind_order(kind) + 1), from_id);
+-- Indexes of earlier versions of this schema, which the two above replace.
+DROP INDEX IF EXISTS cg_relations_inverse;
+DROP INDEX IF EXISTS cg_relations_from;
 
 CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -323,6 +323,32 @@ fn expected_lists(v: &ValidatedProvider) -> Vec<[Vec<u32>; 8]> {
     expected
 }
 
+/// Whether the bulk relation scan is exactly the sequence the records declare and imply: one
+/// pass, nothing built (the scan of a large provider holds a million items). When it is not,
+/// [`check_relations`] takes the items apart to name the difference.
+fn relations_as_declared(v: &ValidatedProvider, provider_id: &str, items: &[Value]) -> bool {
+    let id = |i: usize| v.capabilities[i].texts.capability_id();
+    let mut items = items.iter();
+    for (i, kinds) in expected_lists(v).iter().enumerate() {
+        for (k, targets) in kinds.iter().enumerate() {
+            for &t in targets {
+                let Some(m) = items.next().and_then(Value::as_object) else {
+                    return false;
+                };
+                let field = |name| m.get(name).and_then(|e| endpoint(e, provider_id));
+                let same = m.len() == 3
+                    && m.get("kind").and_then(Value::as_str) == Some(Kind::ALL[k].as_str())
+                    && field("from") == Some(id(i))
+                    && field("to") == Some(id(t as usize));
+                if !same {
+                    return false;
+                }
+            }
+        }
+    }
+    items.next().is_none()
+}
+
 /// The bulk relation scan must list exactly what the eight streams of every capability would,
 /// in one sequence: by capability in ID order, then by kind in the order of [`Kind::ALL`], then
 /// by endpoint in ID order. Its items are taken as the streams they form (by capability and
@@ -331,6 +357,9 @@ fn expected_lists(v: &ValidatedProvider) -> Vec<[Vec<u32>; 8]> {
 /// `<kind>_stream_mismatch` for an edge from a capability not in the provider) and streams out
 /// of sequence (`<kind>_stream_mismatch` of the one that comes too late) fail.
 fn check_relations(v: &ValidatedProvider, provider_id: &str, items: &[Value]) -> Result<()> {
+    if relations_as_declared(v, provider_id, items) {
+        return Ok(());
+    }
     let id = |i: usize| v.capabilities[i].texts.capability_id();
     let index: std::collections::HashMap<&str, usize> =
         (0..v.capabilities.len()).map(|i| (id(i), i)).collect();
