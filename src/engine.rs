@@ -407,6 +407,8 @@ impl Engine {
             // inline provider reloaded without a definition publishes nothing new.
             let mut entries = Vec::with_capacity(targets.len());
             let mut pending = targets.iter().map(|(source, _)| *source);
+            // Only a load frees memory worth handing back (trimming a large heap takes long).
+            let loads = !jobs.is_empty();
             load_each(jobs, |loaded, candidate| {
                 for source in pending.by_ref() {
                     if std::ptr::eq(source, loaded) {
@@ -421,7 +423,9 @@ impl Engine {
             for source in pending {
                 entries.push(self.publish_one(source, kept(source))?);
             }
-            crate::memory::release_free_memory();
+            if loads {
+                crate::memory::release_free_memory();
+            }
             let ok = entries.iter().all(|e| e.ok);
             let result = ReloadResult {
                 ok,
