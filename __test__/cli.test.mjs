@@ -736,9 +736,11 @@ test('migrate restores the tree exactly when the moved tree does not load', () =
 
 // Root writes into a read-only folder; as root the command runs as `nobody` (util-linux setpriv).
 const asRoot = process.getuid?.() === 0;
-const setpriv = asRoot && spawnSync('setpriv', ['--version'], { encoding: 'utf8' }).status === 0;
+// setpriv is there, and `nobody` can reach the package (a checkout under /root cannot).
+const asNobody = (...command) => ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', ...command]];
+const setpriv = asRoot && spawnSync(...asNobody('test', '-r', path.join(repoRoot, 'js', 'cli.cjs'))).status === 0;
 
-test('migrate that fails while moving restores the tree and names a catalog code', { skip: asRoot && !setpriv && 'root may write into a read-only folder, and setpriv is missing' }, () => {
+test('migrate that fails while moving restores the tree and names a catalog code', { skip: asRoot && !setpriv && 'root may write into a read-only folder, and nobody cannot run the package here (setpriv, permissions)' }, () => {
   const p = project();
   try {
     const legacy = legacyProvider(p, 'locked');
@@ -750,7 +752,7 @@ test('migrate that fails while moving restores the tree and names a catalog code
       spawnSync('chmod', ['-R', 'a+rwX', p.dir]);
       p.run = (...args) => {
         const bin = path.join(p.dir, 'node_modules', '.bin', 'capability-graph');
-        const r = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, bin, ...args], { cwd: p.dir, encoding: 'utf8' });
+        const r = spawnSync(...asNobody(process.execPath, bin, ...args), { cwd: p.dir, encoding: 'utf8' });
         return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
       };
     }
