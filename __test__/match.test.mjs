@@ -391,3 +391,15 @@ test('close() during the lexical executor wait answers CG_GRAPH_CLOSED', async (
     assert.equal(holdLexicalIndexBuilds(false), before + 1);
   }
 });
+
+test('an intent of white space and byte order marks only is blank', async () => {
+  const g = await CapabilityGraph.open({ providers: [inline('acme', [cap('x')])], executor: lexicalExecutor() });
+  try {
+    for (const intent of ['', '  \t', '\uFEFF', ' \uFEFF\n']) {
+      await rejectsWith(g.match({ intent }), 'CG_INPUT_INVALID', 'match', 'fix_input', { field: 'intent' });
+    }
+    assert.ok(['matched', 'no_match'].includes((await g.match({ intent: '\uFEFFx' })).status));
+  } finally {
+    await g.close();
+  }
+});

@@ -115,7 +115,7 @@ fn request(args: &Args, budgets: &Budgets) -> Result<Request> {
     let b = &budgets.matching;
     let intent = args
         .string("intent")?
-        .filter(|s| !s.trim().is_empty())
+        .filter(|s| !crate::json::is_blank(s))
         .ok_or_else(|| input_invalid("intent", "non-blank string"))?;
     if intent.len() as u64 > b.max_intent_bytes {
         return Err(input_too_large("intent", b.max_intent_bytes));
@@ -526,7 +526,7 @@ pub fn codex_options(options: &Value) -> Result<Value> {
             "model" | "codexPath" => {
                 let s = v
                     .as_str()
-                    .filter(|s| !s.trim().is_empty())
+                    .filter(|s| !crate::json::is_blank(s))
                     .ok_or_else(|| bad(k, "non-empty string"))?;
                 out.insert(k.clone(), s.into());
             }
