@@ -4,7 +4,7 @@
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/** Every error code (SPEC §3.2). `ErrorCode.X === 'X'`. */
+/** Every error code. `ErrorCode.X === 'X'`. */
 export type ErrorCode =
   | 'CG_CONFIG_INVALID'
   | 'CG_DEFINITION_INVALID'
@@ -75,12 +75,12 @@ export interface GraphErrorJSON {
 export interface GraphErrorInit {
   code: ErrorCode;
   /** Defaults to the code's catalog phase. */
-  phase?: Phase;
+  phase?: Phase | undefined;
   /** Defaults to the code's catalog action. */
-  nextAction?: NextAction;
+  nextAction?: NextAction | undefined;
   /** Defaults to the code's catalog message. */
-  message?: string;
-  details?: ErrorDetails;
+  message?: string | undefined;
+  details?: ErrorDetails | undefined;
 }
 
 /**
@@ -113,7 +113,7 @@ export interface CapabilityId {
 export type CapabilityRef = string | CapabilityId;
 
 /** On a provider-bound graph: also the local ID or `{ capabilityId }`. */
-export type BoundCapabilityRef = string | { providerId?: string; capabilityId: string };
+export type BoundCapabilityRef = string | { providerId?: string | undefined; capabilityId: string };
 
 /** How a bound facade's document verbs name their capability: a reference, or a local ID. */
 export type BoundCapabilityKey =
@@ -121,7 +121,7 @@ export type BoundCapabilityKey =
   | { capabilityId: string; capability?: never };
 
 export type Locator =
-  | { type: 'relative-file'; path: string; root?: string }
+  | { type: 'relative-file'; path: string; root?: string | undefined }
   | { type: 'http'; url: string };
 
 export interface KnowledgeDocumentRef {
@@ -129,18 +129,18 @@ export interface KnowledgeDocumentRef {
   knowledgeId: string;
   locator: Locator;
   role: string;
-  locale?: string;
-  title?: string;
-  summary?: string;
-  canonicalUrl?: string;
+  locale?: string | undefined;
+  title?: string | undefined;
+  summary?: string | undefined;
+  canonicalUrl?: string | undefined;
 }
 
 export interface KnowledgeCollectionRef {
   kind: 'collection';
   knowledgeId: string;
   members: KnowledgeDocumentRef[];
-  title?: string;
-  summary?: string;
+  title?: string | undefined;
+  summary?: string | undefined;
 }
 
 export type KnowledgeRef = KnowledgeDocumentRef | KnowledgeCollectionRef;
@@ -150,19 +150,19 @@ export interface CapabilityDefinition {
   name: string;
   description: string;
   whenToUse: string;
-  distinction?: string;
-  examples?: string[];
-  parents?: string[];
-  specializes?: string[];
-  related?: string[];
-  requires?: string[];
-  knowledge?: KnowledgeRef[];
+  distinction?: string | undefined;
+  examples?: string[] | undefined;
+  parents?: string[] | undefined;
+  specializes?: string[] | undefined;
+  related?: string[] | undefined;
+  requires?: string[] | undefined;
+  knowledge?: KnowledgeRef[] | undefined;
 }
 
 export interface SpecificationDefinition {
   specificationId: string;
   version: string;
-  appliesTo?: { software?: string; versionRange?: string; conditions?: string };
+  appliesTo?: { software?: string | undefined; versionRange?: string | undefined; conditions?: string | undefined } | undefined;
   documents: KnowledgeDocumentRef[];
 }
 
@@ -171,7 +171,7 @@ export interface InlineProviderDefinition {
   providerId: string;
   name: string;
   version: string;
-  specification?: SpecificationDefinition;
+  specification?: SpecificationDefinition | undefined;
   capabilities: CapabilityDefinition[];
 }
 
@@ -185,58 +185,58 @@ export type KnowledgeRootSpec =
 export interface InlineProviderSource {
   definition: InlineProviderDefinition;
   /** Trusted root for the provider's relative-file documents. */
-  documentRoot?: string;
-  knowledgeRoots?: Record<string, KnowledgeRootSpec>;
+  documentRoot?: string | undefined;
+  knowledgeRoots?: Record<string, KnowledgeRootSpec> | undefined;
 }
 
 export interface FileProviderSource {
   providerId: string;
-  authority: { kind: 'file'; rootDir: string; definitionLayout?: 'legacy' | 'directory' };
-  knowledgeRoots?: Record<string, KnowledgeRootSpec>;
+  authority: { kind: 'file'; rootDir: string; definitionLayout?: 'legacy' | 'directory' | undefined };
+  knowledgeRoots?: Record<string, KnowledgeRootSpec> | undefined;
 }
 
 /** A provider read whole from a database at open and at every reload (see `DatabaseAuthorityAdapter`). */
 export interface DatabaseProviderSource {
   providerId: string;
   authority: { kind: 'database'; adapter: DatabaseAuthorityAdapter };
-  knowledgeRoots?: Record<string, KnowledgeRootSpec>;
+  knowledgeRoots?: Record<string, KnowledgeRootSpec> | undefined;
 }
 
 export type ProviderSource = InlineProviderSource | FileProviderSource | DatabaseProviderSource;
 
 /** Overrides of single budget fields; groups and defaults are documented in the README. */
-export type BudgetOverrides = Partial<Record<
-  | 'catalog' | 'detail' | 'neighbors' | 'specification' | 'selection' | 'read'
-  | 'retrieveCapabilities' | 'queryKnowledge' | 'runtime' | 'resolve' | 'match' | 'export',
-  Record<string, number>
->> & {
-  /** Deadlines and bounds of host components (SPEC §14 D17), among the fields of their groups. */
-  read?: { readerTimeoutMs?: number; [field: string]: number | undefined };
-  retrieveCapabilities?: { timeoutMs?: number; maxTextBytes?: number; [field: string]: number | undefined };
-  queryKnowledge?: { timeoutMs?: number; maxTextBytes?: number; [field: string]: number | undefined };
+export type BudgetOverrides = {
+  [Group in
+    | 'catalog' | 'detail' | 'neighbors' | 'specification' | 'selection' | 'read'
+    | 'retrieveCapabilities' | 'queryKnowledge' | 'runtime' | 'resolve' | 'match' | 'export']?: Record<string, number> | undefined;
+} & {
+  /** Deadlines and bounds of host components, among the fields of their groups. */
+  read?: { readerTimeoutMs?: number | undefined; [field: string]: number | undefined } | undefined;
+  retrieveCapabilities?: { timeoutMs?: number | undefined; maxTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
+  queryKnowledge?: { timeoutMs?: number | undefined; maxTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
   /** Every read of a database authority: each adapter call within `callTimeoutMs` (30,000), the
    *  whole read within `readTimeoutMs` (600,000), at most `maxRecords` (2,000,000) capability
    *  records and `maxBytes` (2,147,483,648) of JSON (records and relation stream items). */
-  database?: { callTimeoutMs?: number; readTimeoutMs?: number; maxRecords?: number; maxBytes?: number };
+  database?: { callTimeoutMs?: number | undefined; readTimeoutMs?: number | undefined; maxRecords?: number | undefined; maxBytes?: number | undefined } | undefined;
 };
 
 export interface OpenConfig {
   providers: ProviderSource[];
   /** Default: every configured provider. */
-  hostAllowedProviders?: string[];
+  hostAllowedProviders?: string[] | undefined;
   /** Default: every configured provider. */
-  integrationEnabledProviders?: string[];
-  budgets?: BudgetOverrides;
+  integrationEnabledProviders?: string[] | undefined;
+  budgets?: BudgetOverrides | undefined;
   /** Readers for URL documents, tried in order; without one they are references only. */
-  readers?: KnowledgeReader[];
+  readers?: KnowledgeReader[] | undefined;
   /** Who answers `match`; without one `match` rejects CG_MODEL_NOT_CONFIGURED. */
-  executor?: ModelExecutor | LexicalExecutor;
+  executor?: ModelExecutor | LexicalExecutor | undefined;
   /** Who answers `retrieveCapabilities`; without one it rejects CG_RETRIEVER_UNCONFIGURED. */
-  capabilityRetriever?: CapabilityRetriever;
+  capabilityRetriever?: CapabilityRetriever | undefined;
   /** Who will answer `queryKnowledge`; without one it rejects CG_RETRIEVER_UNCONFIGURED. */
-  knowledgeRetriever?: KnowledgeRetriever;
+  knowledgeRetriever?: KnowledgeRetriever | undefined;
   /** At most one per provider; `queryRuntime` on a provider without one rejects CG_RUNTIME_DISABLED. */
-  runtimeAdapters?: RuntimeAdapter[];
+  runtimeAdapters?: RuntimeAdapter[] | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,14 +298,14 @@ export interface StaticCapability {
 
 /** Revision pins: one provider, or one revision per provider the targets name. */
 export interface RevisionPins {
-  requiredStaticRevision?: string;
-  requiredStaticRevisionByProvider?: Record<string, string>;
+  requiredStaticRevision?: string | undefined;
+  requiredStaticRevisionByProvider?: Record<string, string> | undefined;
 }
 
 export interface ResolveQuery extends RevisionPins {
   /** 1–32 references (`budgets.resolve.maxIds`); duplicates collapse. */
   ids: CapabilityRef[];
-  requestProviderScope?: string[];
+  requestProviderScope?: string[] | undefined;
 }
 
 export interface BoundResolveQuery extends RevisionPins {
@@ -323,12 +323,12 @@ export interface ResolveResult {
 
 export interface ReloadOptions {
   /** Reload only this provider. */
-  providerId?: string;
+  providerId?: string | undefined;
   /** New definitions for inline providers, keyed by their provider ID. */
-  definitions?: Record<string, InlineProviderDefinition>;
+  definitions?: Record<string, InlineProviderDefinition> | undefined;
   /** Read database providers even when their view names the `sourceRevision` (with the same
    *  provider record and document root) the current snapshot was read from. */
-  force?: boolean;
+  force?: boolean | undefined;
 }
 
 interface ReloadProviderBase {
@@ -355,7 +355,7 @@ export type ReloadResult =
 
 /** Verbs that read a whole scope accept a narrower one. */
 export interface ScopedQuery extends RevisionPins {
-  requestProviderScope?: string[];
+  requestProviderScope?: string[] | undefined;
 }
 
 export interface Budgets {
@@ -390,9 +390,9 @@ export interface ProviderResult extends ProviderSummary {
 
 export interface SpecificationDocumentsQuery extends ScopedQuery {
   providerId: string;
-  cursor?: string;
+  cursor?: string | undefined;
   /** Default 20; larger values are clamped to 100 (`budgets.specification`). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface SpecificationDocumentsPage extends DocumentPage {
@@ -414,12 +414,12 @@ export interface CatalogRecord {
 
 export interface CatalogQuery extends ScopedQuery {
   /** Plain `startsWith` on the capability ID. */
-  capabilityIdPrefix?: string;
+  capabilityIdPrefix?: string | undefined;
   /** Direct children of this capability only. */
-  parent?: CapabilityRef;
-  cursor?: string;
+  parent?: CapabilityRef | undefined;
+  cursor?: string | undefined;
   /** Default and maximum `budgets.catalog.maxItems` (200); larger values are clamped. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface CatalogPage {
@@ -442,11 +442,11 @@ export interface ViewEntry {
 
 export interface CapabilityDetailQuery extends ScopedQuery {
   /** Default 50, 0 allowed, clamped to 100. */
-  neighborLimitPerKind?: number;
+  neighborLimitPerKind?: number | undefined;
   /** Default 20, clamped to 100. */
-  knowledgeLimit?: number;
+  knowledgeLimit?: number | undefined;
   /** Continue a capability's knowledge page: qualified ID → its `nextCursor`. */
-  knowledgeCursors?: Record<string, string>;
+  knowledgeCursors?: Record<string, string> | undefined;
 }
 
 export type KnowledgeSummary =
@@ -478,11 +478,11 @@ export interface CapabilityDetails {
 
 export interface NeighborQuery extends ScopedQuery {
   /** Default: all eight, in their fixed order. */
-  kinds?: NeighborKind[];
+  kinds?: NeighborKind[] | undefined;
   /** Default 50, clamped to 100. */
-  limitPerKind?: number;
+  limitPerKind?: number | undefined;
   /** Continue a group: kind → its `nextCursor` (the kind must be requested). */
-  cursors?: Partial<Record<NeighborKind, string>>;
+  cursors?: Partial<Record<NeighborKind, string>> | undefined;
 }
 
 export interface NeighborGroup {
@@ -500,9 +500,9 @@ export interface NeighborPage {
 export interface KnowledgeMembersQuery extends ScopedQuery {
   capability: CapabilityRef;
   collectionId: string;
-  cursor?: string;
+  cursor?: string | undefined;
   /** Default 20, clamped to 100. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface KnowledgeMembersPage extends DocumentPage {
@@ -530,10 +530,10 @@ export interface SelectionResult {
 
 export interface DocumentFilters {
   /** Read these documents (collection members only when named here). */
-  knowledgeIds?: string[];
-  roles?: string[];
+  knowledgeIds?: string[] | undefined;
+  roles?: string[] | undefined;
   /** BCP 47 tags, matched exactly after canonical casing. */
-  locales?: string[];
+  locales?: string[] | undefined;
 }
 
 export interface ReadDocumentsQuery extends ScopedQuery, DocumentFilters {
@@ -582,15 +582,15 @@ export interface SpecificationReadBatch {
 export interface PageQuery extends ScopedQuery {
   knowledgeId: string;
   /** Byte offset on a character boundary; exclusive with `cursor`. */
-  startOffset?: number;
+  startOffset?: number | undefined;
   /** At most `budgets.read.maxBytes` (32 KiB, the default). */
-  maxBytes?: number;
-  cursor?: string;
+  maxBytes?: number | undefined;
+  cursor?: string | undefined;
   /**
    * Cancels the read: it settles at once with `CG_DOCUMENT_UNREADABLE` (`retry`); a host
    * reader receives it with the read.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface DocumentPageQuery extends PageQuery {
@@ -646,7 +646,7 @@ export interface KnowledgeReader {
     ref: KnowledgeDocumentRef,
     context: { providerId: string; staticRevision: string },
     budget: { maxBytes: number; signal: AbortSignal },
-  ): Promise<{ bytes: Uint8Array; contentType: string; source: string; contentId?: string }>;
+  ): Promise<{ bytes: Uint8Array; contentType: string; source: string; contentId?: string | undefined }>;
 }
 
 // --- Match -------------------------------------------------------------------------------------
@@ -657,12 +657,12 @@ export type MatchContext = Record<string, string | number | boolean | null>;
 export interface MatchQuery extends ScopedQuery {
   /** Non-blank, at most `budgets.match.maxIntentBytes` (4 KiB). */
   intent: string;
-  context?: MatchContext;
+  context?: MatchContext | undefined;
   /** Most selections the executor may return: default 5, clamped to 20. */
-  limit?: number;
+  limit?: number | undefined;
   /** Default 60,000; clamped to `budgets.match.maxTimeoutMs` (600,000). */
-  timeoutMs?: number;
-  signal?: AbortSignal;
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export type MatchStatus = 'matched' | 'no_match' | 'unknown' | 'partial' | 'empty';
@@ -696,7 +696,7 @@ export interface MatchRequest {
 /** What an executor returns; anything else is rejected with a CG_MODEL_* code. */
 export interface MatchOutput {
   status: 'matched' | 'no_match' | 'unknown' | 'refused';
-  selections: Array<{ id: string; reason?: string; confidence?: number }>;
+  selections: Array<{ id: string; reason?: string | undefined; confidence?: number | undefined }>;
 }
 
 /** A model executor: any object with an `id` and `match()`. Throw a GraphError (or any value with
@@ -718,7 +718,7 @@ export interface RetrieveCapabilitiesQuery extends ScopedQuery {
   /** Non-blank, at most `budgets.retrieveCapabilities.maxTextBytes` (4 KiB). */
   text: string;
   /** Default and maximum `budgets.retrieveCapabilities.maxCandidates` (20); larger values are clamped. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface CapabilityCandidate {
@@ -753,7 +753,7 @@ export interface CapabilityRetrievalOutput {
     /** Qualified ID or `{ providerId, capabilityId }`, also on a bound facade. */
     id: CapabilityRef;
     /** A finite number. */
-    score?: number;
+    score?: number | undefined;
     /** The revision the retriever's index was built from; another than the served one is stale. */
     sourceStaticRevision: string;
   }>;
@@ -778,7 +778,7 @@ export interface QueryKnowledgeQuery extends ScopedQuery, DocumentFilters {
   /** 1–32 capabilities (`budgets.queryKnowledge.maxSelected`) whose documents are searched. */
   selected: CapabilityRef[];
   /** Default and maximum `budgets.queryKnowledge.maxHits` (8). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** A snippet a knowledge retriever found: byte offsets (UTF-8, end exclusive) into the document. */
@@ -790,7 +790,7 @@ export interface KnowledgeHit {
   startOffset: number;
   endOffset: number;
   snippet: string;
-  score?: number;
+  score?: number | undefined;
 }
 
 /** A checked hit, with the document's metadata from the capability's knowledge mapping. */
@@ -858,7 +858,7 @@ export interface KnowledgeRetrievalAccess {
   scan(
     target: { id: CapabilityId; knowledgeId: string },
     consume: (bytes: Uint8Array, startOffset: number) => void | Promise<void>,
-    options?: { chunkBytes?: number; signal?: AbortSignal },
+    options?: { chunkBytes?: number | undefined; signal?: AbortSignal | undefined },
   ): Promise<{ contentId: string; totalBytes: number; contentType: string; source: string }>;
 }
 
@@ -893,20 +893,20 @@ export interface QueryRuntimeQuery extends ScopedQuery {
   project: string;
   environment: string;
   /** Only instances of this capability; its provider is the call's provider. */
-  instanceOf?: CapabilityRef;
-  instanceId?: string;
+  instanceOf?: CapabilityRef | undefined;
+  instanceId?: string | undefined;
   /** A `nextCursor` of the same query. */
-  cursor?: string;
+  cursor?: string | undefined;
   /** Default 50, clamped to 100 (`budgets.runtime`). */
-  limit?: number;
+  limit?: number | undefined;
   /** The observation must carry this runtime revision, else CG_REVISION_MISMATCH. */
-  requiredRuntimeRevision?: string;
+  requiredRuntimeRevision?: string | undefined;
 }
 
 export interface RuntimeAssociation {
   kind: string;
-  targetInstanceId?: string;
-  facts?: Record<string, unknown>;
+  targetInstanceId?: string | undefined;
+  facts?: Record<string, unknown> | undefined;
 }
 
 /** A running instance of a capability. Its identity is (providerId, project, environment, instanceId). */
@@ -919,7 +919,7 @@ export interface RuntimeInstance {
   /** At most `budgets.runtime.maxFactsBytes` (4 KiB) as JSON. */
   facts: Record<string, unknown>;
   /** Runtime context only, never graph relations; at most `budgets.runtime.maxAssociationBytes` (2 KiB). */
-  associations?: RuntimeAssociation[];
+  associations?: RuntimeAssociation[] | undefined;
 }
 
 /** The adapter's statement about what it observed; the engine checks it but never computes it. */
@@ -935,9 +935,9 @@ export interface RuntimeObservation {
   availability: 'available' | 'empty' | 'partial';
   /** `stale` does not change `completeness`. */
   freshness: 'current' | 'stale';
-  sourceIdentity?: string;
-  coverage?: string;
-  freshnessLimit?: string;
+  sourceIdentity?: string | undefined;
+  coverage?: string | undefined;
+  freshnessLimit?: string | undefined;
 }
 
 export interface QueryRuntimePage {
@@ -979,7 +979,7 @@ export interface RuntimeAdapterOutput {
   instances: Array<Omit<RuntimeInstance, 'instanceOf'> & { instanceOf: CapabilityRef }>;
   observation: RuntimeObservation;
   /** Non-blank and different from the cursor received. */
-  nextCursor?: string;
+  nextCursor?: string | undefined;
 }
 
 /** Observes running instances of one provider's capabilities (`runtimeAdapters`). It must answer
@@ -1006,7 +1006,7 @@ export interface DatabasePage<T> {
   /** Must advance (non-empty, never one the same list gave before) and come with at least one
    *  item (else `invalid_store_page`); absent (or null) on the last page. Any other value is
    *  CG_ADAPTER_CONTRACT_INVALID. */
-  nextCursor?: string | null;
+  nextCursor?: string | null | undefined;
 }
 
 /** An edge of the bulk relation scan: `from`'s `kind` list holds `to`. Endpoints are local IDs
@@ -1030,7 +1030,7 @@ export interface DatabaseReadView {
    *  current snapshot was read from reads nothing more and publishes nothing. */
   sourceRevision: string;
   /** The trusted folder for the provider's relative-file documents without a `root` alias. */
-  knowledgeRootDir?: string;
+  knowledgeRootDir?: string | undefined;
   /** Capability definitions in strictly increasing `capabilityId` order. */
   scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
   /** Endpoints in ID order, as local IDs or `{ providerId, capabilityId }` of the view's provider,
@@ -1111,7 +1111,7 @@ export declare class BoundProviderGraph {
   listProviders(query?: Bound<ScopedQuery>): Promise<{ items: ProviderSummary[]; meta: ResultMeta }>;
   getProvider(query?: Bound<ScopedQuery>): Promise<ProviderResult>;
   listSpecificationDocuments(query?: Bound<Omit<SpecificationDocumentsQuery, 'providerId'>>): Promise<SpecificationDocumentsPage>;
-  listCatalog(query?: Bound<Omit<CatalogQuery, 'parent'>> & { parent?: BoundCapabilityRef }): Promise<CatalogPage>;
+  listCatalog(query?: Bound<Omit<CatalogQuery, 'parent'>> & { parent?: BoundCapabilityRef | undefined }): Promise<CatalogPage>;
   getCapabilities(ids: BoundCapabilityRef[], query?: Bound<CapabilityDetailQuery>): Promise<CapabilityDetails>;
   getNeighbors(id: BoundCapabilityRef, query?: Bound<NeighborQuery>): Promise<NeighborPage>;
   listKnowledgeMembers(query: Bound<Omit<KnowledgeMembersQuery, 'capability'>> & BoundCapabilityKey): Promise<KnowledgeMembersPage>;
@@ -1123,7 +1123,7 @@ export declare class BoundProviderGraph {
   match(query: Bound<MatchQuery>): Promise<MatchResult>;
   retrieveCapabilities(query: Bound<RetrieveCapabilitiesQuery>): Promise<RetrieveCapabilitiesPage>;
   queryKnowledge(query: Bound<Omit<QueryKnowledgeQuery, 'selected'>> & { selected: BoundCapabilityRef[] }): Promise<QueryKnowledgePage>;
-  queryRuntime(query: Bound<Omit<QueryRuntimeQuery, 'instanceOf'>> & { instanceOf?: BoundCapabilityRef }): Promise<QueryRuntimePage>;
+  queryRuntime(query: Bound<Omit<QueryRuntimeQuery, 'instanceOf'>> & { instanceOf?: BoundCapabilityRef | undefined }): Promise<QueryRuntimePage>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1151,18 +1151,18 @@ export type ToolDialect = 'json-schema' | 'strict';
 export interface ToolAdapterOptions {
   /** Prepended to every tool name; each prefixed name must match `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`
    *  (the rule of OpenAI, Anthropic and Gemini), else `CG_INPUT_INVALID` (`field: 'prefix'`). */
-  prefix?: string;
+  prefix?: string | undefined;
   /** Only these tools (names without the prefix), whether or not this configuration can serve
    *  them: one that cannot fails with its documented code. Default: the tools that can work
    *  here (no body tools without `documentBodies`, no retriever, runtime or `match` tool without
    *  its backend). */
-  tools?: ToolName[];
+  tools?: ToolName[] | undefined;
   /** The trusted host approves document bodies for agents (the read tools and query_knowledge). */
-  documentBodies?: boolean;
+  documentBodies?: boolean | undefined;
   /** Qualified IDs the provider chose as its main entries; adds `list_entry_points`. */
-  entryPoints?: string[];
+  entryPoints?: string[] | undefined;
   /** Default `'json-schema'`. */
-  dialect?: ToolDialect;
+  dialect?: ToolDialect | undefined;
 }
 
 /** What every tool is (MCP tool annotations): it reads the graph and changes nothing. */
@@ -1208,7 +1208,7 @@ export interface ToolAdapter {
    *  server `instructions`. */
   readonly instructions: string;
   /** Resolves `{ ok: true, result }` or `{ ok: false, error }`; never rejects for graph errors. */
-  call(name: string, args: unknown, options?: { signal?: AbortSignal }): Promise<ToolOutcome>;
+  call(name: string, args: unknown, options?: { signal?: AbortSignal | undefined }): Promise<ToolOutcome>;
   has(name: string): boolean;
 }
 
@@ -1216,10 +1216,10 @@ export interface ToolAdapter {
 export declare function createToolAdapter(graph: CapabilityGraph | BoundProviderGraph, options?: ToolAdapterOptions): ToolAdapter;
 
 export interface McpServerOptions extends ToolAdapterOptions {
-  name?: string;
-  version?: string;
+  name?: string | undefined;
+  version?: string | undefined;
   /** The server's `instructions` (default: the adapter's walk, generated from the tools listed). */
-  instructions?: string;
+  instructions?: string | undefined;
 }
 
 /** A low-level MCP `Server` (from `@modelcontextprotocol/sdk`) serving the Tool Adapter's tools
@@ -1234,11 +1234,11 @@ export declare function createMcpServer(
 export interface McpHttpHandlerOptions extends McpServerOptions {
   /** Host header values accepted (DNS-rebinding protection, always on), e.g. `"mcp.internal:8080"`.
    *  Default: `127.0.0.1`, `localhost` and `[::1]` with the port the request came in on. */
-  allowedHosts?: string[];
+  allowedHosts?: string[] | undefined;
   /** Origin header values accepted when a request sends one (default: any). */
-  allowedOrigins?: string[];
+  allowedOrigins?: string[] | undefined;
   /** The largest request body read, in bytes (the MCP SDK's default: 4 MiB). */
-  maxRequestBodySize?: number;
+  maxRequestBodySize?: number | undefined;
 }
 
 /** A Node.js request listener serving MCP over Streamable HTTP in stateless mode: a server and
@@ -1261,18 +1261,18 @@ export type McpHttpHandler = (
 
 export interface StdioServerTransportOptions {
   /** Default `process.stdin` (a Node.js readable stream). */
-  stdin?: { on(event: string, listener: (...args: any[]) => void): unknown };
+  stdin?: { on(event: string, listener: (...args: any[]) => void): unknown } | undefined;
   /** Default `process.stdout` (a Node.js writable stream; its write callback says when a
    *  message is written). */
-  stdout?: { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean; on?(event: 'error', listener: (error: Error) => void): unknown };
+  stdout?: { write(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean; on?(event: 'error', listener: (error: Error) => void): unknown } | undefined;
   /** The longest message line in bytes (default 10 MiB); a longer one is skipped to its newline
    *  and answered with JSON-RPC error -32600 (id null), and the session goes on. */
-  maxMessageBytes?: number;
+  maxMessageBytes?: number | undefined;
   /** Bytes of answers handed to stdout and not yet written above which stdin is not read
    *  (default 1 MiB); reading resumes as writes complete. */
-  highWaterMark?: number;
+  highWaterMark?: number | undefined;
   /** Requests read and not yet answered at which stdin is not read (default 64). */
-  maxInFlight?: number;
+  maxInFlight?: number | undefined;
 }
 
 /** The MCP stdio transport for `createMcpServer(...).connect(...)`: a bad line is answered
@@ -1296,17 +1296,17 @@ export declare class StdioServerTransport {
  *  needs: 1 when the request names its dotted ID, otherwise the rarity-weighted share of the
  *  request's words it contains (at most four words' worth needed; halved for a single shared
  *  word). Every selection carries a `reason`. Throws `CG_CONFIG_INVALID` for bad options. */
-export declare function lexicalExecutor(options?: { minScore?: number }): LexicalExecutor;
+export declare function lexicalExecutor(options?: { minScore?: number | undefined }): LexicalExecutor;
 
 export interface CodexExecutorOptions {
   /** The Codex model to use (default: the CLI's). */
-  model?: string;
+  model?: string | undefined;
   /** The Codex CLI to run (default: the one installed with @openai/codex-sdk). */
-  codexPath?: string;
+  codexPath?: string | undefined;
   /** The whole environment of the Codex process (default: this process's). */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** May only raise the built-in minimum CLI version, 0.120.0. */
-  minCliVersion?: string;
+  minCliVersion?: string | undefined;
 }
 
 /** OpenAI Codex as `match` executor, through the optional peer `@openai/codex-sdk`; every call

@@ -2,6 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { repoRoot } from './helpers.mjs';
@@ -12,4 +13,19 @@ test('index.d.ts type-checks a consumer (ESM and CJS)', () => {
     encoding: 'utf8',
   });
   assert.equal(run.status, 0, run.stdout + run.stderr);
+});
+
+test('index.d.ts type-checks a consumer under exactOptionalPropertyTypes (an undefined key is absent)', () => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const run = spawnSync(process.execPath, [tsc, '-p', path.join(repoRoot, '__test__', 'types', 'tsconfig.exact.json')], {
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+});
+
+test('the shipped declarations cite no document the package does not ship', () => {
+  for (const file of ['index.d.ts', 'index.d.mts']) {
+    const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
+    assert.doesNotMatch(text, /\bSPEC\b|§/, `${file} cites a document outside the package`);
+  }
 });
