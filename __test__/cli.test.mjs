@@ -666,6 +666,83 @@ test('on a terminal every error is the exact envelope and one line for a person;
   }
 });
 
+test('help COMMAND explains the command: what it does, every flag, an example and its exit codes', () => {
+  const FLAGS = {
+    providers: [],
+    catalog: ['--prefix', '--parent', '--limit', '--cursor'],
+    show: [],
+    neighbors: ['--kinds', '--limit'],
+    resolve: [],
+    select: [],
+    read: ['--knowledge', '--role', '--locale', '--max-bytes', '--cursor'],
+    spec: ['--knowledge', '--max-bytes', '--cursor'],
+    match: ['--context', '--limit'],
+    export: ['--provider', '--format'],
+    mcp: ['--prefix', '--document-bodies', '--http', '--allowed-host'],
+    doctor: [],
+    init: ['--provider-id', '--dry-run', '--force'],
+    migrate: ['--dry-run'],
+  };
+  const COMMON = ['--config', '--json', '--scope', '--revision', '--help', '--version'];
+  const p = project();
+  try {
+    for (const [command, flags] of Object.entries(FLAGS)) {
+      const help = p.run('help', command);
+      assert.deepEqual([help.code, help.stderr], [0, ''], command);
+      assert.equal(p.run(command, '--help').stdout, help.stdout, `${command} --help is help ${command}`);
+      const sections = Object.fromEntries(
+        help.stdout.split('\n\n').map((block) => [block.split('\n')[0].replace(/:$/, ''), block]),
+      );
+      // After the usage lines: a sentence or more saying what the command does.
+      const about = help.stdout.split('\n\n')[1];
+      assert.ok(about && !/^(Flags|Common flags|Examples?|Exit codes)$/.test(about.split('\n')[0]) && about.length > 40, `${command} says what it does:\n${help.stdout}`);
+      for (const flag of flags) assert.match(sections.Flags ?? '', new RegExp(`^  ${flag}\\b.*\\S`, 'm'), `${command} explains ${flag}`);
+      if (!flags.length) assert.equal(sections.Flags, undefined, `${command} has no flags of its own`);
+      for (const flag of COMMON) assert.match(sections['Common flags'] ?? '', new RegExp(`${flag}\\b`), `${command} lists ${flag}`);
+      assert.match(sections.Example ?? sections.Examples ?? '', new RegExp(`^  capability-graph ${command}\\b`, 'm'), `${command} has an example`);
+      const exits = sections['Exit codes'] ?? '';
+      assert.match(exits, /^  0 /m, `${command} says when it exits 0`);
+      assert.match(exits, /^  1 /m, `${command} says when it exits 1`);
+      if (['init', 'migrate'].includes(command)) for (const code of [2, 3]) assert.match(exits, new RegExp(`^  ${code} `, 'm'), `${command} exits ${code}`);
+    }
+    // The rules are the README's: a partial batch is an answer, a batch whose every item failed is not.
+    assert.match(p.run('help', 'show').stdout, /partial batch/);
+    assert.match(p.run('help', 'init').stdout, /conflict/);
+    // Every graph command's example runs against the shipped seed provider.
+    for (const command of ['providers', 'catalog', 'show', 'neighbors', 'resolve', 'select', 'read', 'spec', 'match', 'export']) {
+      const example = p.run('help', command).stdout.match(/^  capability-graph (.*)$/m)[1].replace(/\s+#.*$/, '');
+      const args = [...example.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]).slice(1);
+      const r = p.run(command, ...args);
+      assert.equal(r.code, 0, `capability-graph ${example}: ${r.stderr}`);
+    }
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('an unknown flag or command suggests the nearest one on a terminal; the envelope stays exact', { skip: noScript }, () => {
+  const p = project();
+  try {
+    const limit = onTerminal(p, 'catalog', '--limt', '5');
+    assert.equal(limit.code, 1);
+    assert.deepEqual(limit.lines[0], '{"ok":false,"error":{"code":"CG_INPUT_INVALID","phase":"config","message":"Request input is invalid","nextAction":"fix_input","details":{"field":"--limt"}}}');
+    assert.match(limit.lines[1], /^capability-graph: .*--limt.*did you mean --limit\?.*capability-graph help catalog/);
+    assert.match(onTerminal(p, 'read', 'seed.http::route', '--knowlege', 'D-01').lines[1], /did you mean --knowledge\?/);
+    assert.match(onTerminal(p, 'catalog', '--jsno').lines[1], /did you mean --json\?/);
+    assert.match(onTerminal(p, 'mcp', '--document-body').lines[1], /did you mean --document-bodies\?/);
+    assert.match(onTerminal(p, 'catlog').lines[1], /did you mean catalog\?/);
+    // Nothing near: no guess.
+    assert.doesNotMatch(onTerminal(p, 'catalog', '--zzzzzz').lines[1], /did you mean/);
+    // A flag of another command is not offered.
+    assert.doesNotMatch(onTerminal(p, 'providers', '--limt').lines[1], /did you mean/);
+    // Not on a terminal, or with --json: the envelope alone, as before.
+    assert.equal(p.run('catalog', '--limt', '5').stderr, `${limit.lines[0]}\n`);
+    assert.deepEqual(onTerminal(p, 'catalog', '--limt', '5', '--json').lines, [limit.lines[0]]);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('on a terminal, a read that finds only collections names their members and --knowledge', { skip: noScript }, () => {
   const p = project();
   try {
