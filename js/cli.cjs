@@ -245,6 +245,47 @@ function commandHelp(command) {
   return [...heads, '', about, '', ...own, ...common, '', examples, `  ${example}`, '', 'Exit codes', ...rows(exits), ''].join('\n');
 }
 
+/** The nearest of `names` to what was typed, for the human line (never in the envelope: the
+ *  catalog's details name the field alone). */
+const SUGGESTION = Symbol('suggestion');
+
+/** Edits (insert, delete, substitute, swap two neighbours) between `a` and `b`. */
+function distance(a, b) {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** A close name (a third of the typed one may be wrong) or the one name it begins; else none. */
+function nearest(typed, names) {
+  const word = typed.toLowerCase();
+  const starting = names.filter((n) => word.length >= 2 && n.startsWith(word));
+  if (starting.length === 1) return starting[0];
+  let best;
+  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
+  for (const name of names) {
+    const d = distance(word, name);
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best;
+}
+
+/** A usage error for something unknown, carrying the nearest known name for a person. */
+function unknown(field, typed, names, prefix = '') {
+  const error = usage(field);
+  const near = nearest(typed, names);
+  if (near !== undefined) Object.defineProperty(error, SUGGESTION, { value: `${prefix}${near}` });
+  return error;
+}
+
+const COMMAND_NAMES = [...Object.keys(COMMANDS), 'help'];
+
 /** Parses argv into { command, args, flags }; any unknown command or flag is a usage error
  *  (`seen.command` says which command it was for). */
 function parseArgs(argv, seen = {}) {
@@ -266,7 +307,7 @@ function parseArgs(argv, seen = {}) {
     const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
     const flag = `--${name}`;
     const spec = own(COMMON, name) ?? own(own(COMMANDS, command)?.flags, name);
-    if (!spec) throw usage(flag);
+    if (!spec) throw unknown(flag, name, [...Object.keys(COMMON), ...Object.keys(own(COMMANDS, command)?.flags ?? {})], '--');
     let value = true;
     if (spec.value) {
       value = inline ?? argv[++i];
@@ -1025,7 +1066,7 @@ async function readHint(graph, id, flags) {
 
 /** What a person can do next, by the error's next action. */
 const ADVICE = {
-  fix_input: (command) => `check the command line (\`capability-graph help${command ? ` ${command}` : ''}\` shows its forms)`,
+  fix_input: (command) => `check the command line (\`capability-graph help${command ? ` ${command}` : ''}\` explains it)`,
   check_config: () => 'check the configuration (`capability-graph doctor` reports what is wrong)',
   refresh: () => 'the graph may have changed or the ID is wrong: list what exists with `capability-graph catalog` and use current IDs and revisions',
   narrow_scope: () => 'ask for less: fewer IDs, a narrower --scope, or page reads with --max-bytes',
@@ -1035,12 +1076,14 @@ const ADVICE = {
 
 /** The line a person reads after an error's envelope: what went wrong (the catalog's sentence
  *  and the details that locate it) and what to do next. */
-function errorHint(error, command) {
+function errorHint(error, command, suggestion) {
   const { message, nextAction, details } = error;
-  const where = Object.entries(details ?? {})
-    .filter(([, v]) => typeof v === 'string' || typeof v === 'number')
-    .map(([k, v]) => (['field', 'path', 'knowledgeId', 'file'].includes(k) ? String(v) : `${k} ${v}`))
-    .join(', ');
+  const where = [
+    ...Object.entries(details ?? {})
+      .filter(([, v]) => typeof v === 'string' || typeof v === 'number')
+      .map(([k, v]) => (['field', 'path', 'knowledgeId', 'file'].includes(k) ? String(v) : `${k} ${v}`)),
+    ...(suggestion ? [`did you mean ${suggestion}?`] : []),
+  ].join(', ');
   const what = `${message.charAt(0).toLowerCase()}${message.slice(1)}${where ? ` (${where})` : ''}`;
   const next = ADVICE[nextAction]?.(command) ?? 'run the command again';
   return `capability-graph: ${what}; ${next}\n`;
@@ -1096,9 +1139,9 @@ async function run(argv, stdout, stderr) {
   // A person reads stderr: on a terminal, without --json (known before the arguments are).
   const options = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
   const person = stderr.isTTY && !options.includes('--json');
-  const fail = (error, problem) => {
+  const fail = (error, problem, suggestion) => {
     stderr.write(JSON.stringify({ ok: false, error }) + '\n');
-    if (person) stderr.write(problem ? configHint(problem) : errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined));
+    if (person) stderr.write(problem ? configHint(problem) : errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined, suggestion));
     return 1;
   };
   try {
@@ -1109,7 +1152,8 @@ async function run(argv, stdout, stderr) {
     }
     if (command === 'help') {
       const known = (name) => name === 'help' || own(COMMANDS, name) !== undefined;
-      if (args.length > 1 || (args.length === 1 && !known(args[0]))) throw usage(args[args.length - 1]);
+      if (args.length > 1) throw usage(args[args.length - 1]);
+      if (args.length === 1 && !known(args[0])) throw unknown(args[0], args[0], COMMAND_NAMES);
       const topic = args[0] ?? (flags.help ? 'help' : undefined);
       stdout.write(topic ? commandHelp(topic) : HELP);
       return 0;
@@ -1119,7 +1163,7 @@ async function run(argv, stdout, stderr) {
       stdout.write(spec ? commandHelp(command) : HELP);
       return command === undefined && !flags.help ? 1 : 0;
     }
-    if (!spec) throw usage(command);
+    if (!spec) throw unknown(command, command, COMMAND_NAMES);
     if (args.length < spec.args[0] || args.length > spec.args[1]) throw usage(command);
     if (command === 'init') return report(stdout, flags, await init(args[0], flags));
     if (command === 'migrate') {
@@ -1151,7 +1195,7 @@ async function run(argv, stdout, stderr) {
     return 0;
   } catch (error) {
     const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL', phase: 'config' });
-    return fail(graphError.toJSON(), graphError[CONFIG_PROBLEM]);
+    return fail(graphError.toJSON(), graphError[CONFIG_PROBLEM], graphError[SUGGESTION]);
   } finally {
     await graph?.close();
   }
