@@ -47,11 +47,18 @@ try { for (;;) held.push(fs.openSync('/dev/null', 'r')); } catch {}
 const outcome = (p) => p.then((v) => v, (e) => e.toJSON());
 const opened = await outcome(CapabilityGraph.open({ providers }));
 const reloaded = await outcome(graph.reload({ providerId: 'seed.http' }));
+const inline = { definition: { providerId: 'acme', name: 'A', version: '1', capabilities: [] } };
+const rooted = await outcome(CapabilityGraph.open({ providers: [{ ...inline, documentRoot: ${JSON.stringify(seedRoot)} }] }));
+const aliased = await outcome(CapabilityGraph.open({ providers: [{ ...inline, knowledgeRoots: { docs: { kind: 'directory', rootDir: ${JSON.stringify(seedRoot)} } } }] }));
 for (const fd of held) fs.closeSync(fd);
-process.stdout.write(JSON.stringify({ opened, reloaded }));
+process.stdout.write(JSON.stringify({ opened, reloaded, rooted, aliased }));
 await graph.close();`;
   const { stdout } = await run('/bin/sh', ['-c', `ulimit -n 256 && exec "${process.execPath}" --input-type=module -e "$0"`, source], { cwd: repoRoot, timeout: 60_000 });
-  const { opened, reloaded } = JSON.parse(stdout);
+  const { opened, reloaded, rooted, aliased } = JSON.parse(stdout);
+  // A document root or an alias root that cannot be opened for want of descriptors.
+  for (const [e, at] of [[rooted, 'providers[0].documentRoot'], [aliased, 'providers[0].knowledgeRoots["docs"].rootDir']]) {
+    assert.deepEqual([e.code, e.phase, e.nextAction, e.details?.path, e.details?.reason], ['CG_CONFIG_INVALID', 'load', 'retry', at, 'temporarily_unreadable'], JSON.stringify(e));
+  }
   assert.equal(opened.code, 'CG_CONFIG_INVALID', JSON.stringify(opened));
   assert.equal(opened.phase, 'load');
   assert.equal(opened.nextAction, 'retry');

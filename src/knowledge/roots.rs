@@ -28,8 +28,19 @@ fn real_dir(path: &Path) -> Option<PathBuf> {
     fs::canonicalize(path).ok().filter(|p| p.is_dir())
 }
 
-fn open_dir(path: &Path) -> Option<Arc<RootDir>> {
-    RootDir::open(path).ok().map(Arc::new)
+/// Opens a root; a failure is `unusable(path, expected)`, with `retry` when the machine was only
+/// out of descriptors or memory (SPEC §14 D20): the root itself may be fine.
+fn open_dir(dir: &Path, path: impl FnOnce() -> String, expected: &str) -> Result<Arc<RootDir>> {
+    RootDir::open(dir).map(Arc::new).map_err(|e| {
+        let error = unusable(path(), expected);
+        if crate::fsx::is_transient_io(&e) {
+            error
+                .with_action(crate::error::NextAction::Retry)
+                .detail("reason", "temporarily_unreadable")
+        } else {
+            error
+        }
+    })
 }
 
 /// The first `node_modules/<name>` from `from` upwards, as `require` looks for packages.
@@ -68,13 +79,15 @@ fn identity_in(file: fs::File, name: &str) -> Option<String> {
 fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<BoundRoot> {
     let at = format!("{path}.knowledgeRoots[{}]", Value::from(alias));
     match spec {
-        KnowledgeRootSpec::Directory { root_dir } => open_dir(root_dir)
-            .map(|handle| BoundRoot {
-                handle,
-                identity: "directory".into(),
-                package: None,
+        KnowledgeRootSpec::Directory { root_dir } => {
+            open_dir(root_dir, || format!("{at}.rootDir"), "readable directory").map(|handle| {
+                BoundRoot {
+                    handle,
+                    identity: "directory".into(),
+                    package: None,
+                }
             })
-            .ok_or_else(|| unusable(format!("{at}.rootDir"), "readable directory")),
+        }
         KnowledgeRootSpec::Package {
             package_name,
             resolve_from,
@@ -85,12 +98,11 @@ fn bind_alias(alias: &str, spec: &KnowledgeRootSpec, path: &str) -> Result<Bound
                     "package installed where resolveFrom can require it",
                 )
             })?;
-            let handle = open_dir(&dir).ok_or_else(|| {
-                unusable(
-                    format!("{at}.packageName"),
-                    "package directory that can be opened",
-                )
-            })?;
+            let handle = open_dir(
+                &dir,
+                || format!("{at}.packageName"),
+                "package directory that can be opened",
+            )?;
             // Read beneath the handle just opened: the identity bound is that directory's.
             let identity = handle
                 .open_file("package.json")
@@ -137,9 +149,7 @@ pub fn open_own(
         ),
         _ => return Ok(None),
     };
-    open_dir(&dir)
-        .map(Some)
-        .ok_or_else(|| unusable(at, expected))
+    open_dir(&dir, || at, expected).map(Some)
 }
 
 /// Binds every root of `source`: `own` is its own root, opened already, and each
