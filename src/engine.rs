@@ -27,6 +27,29 @@ use std::sync::{Arc, Condvar, Mutex};
 /// The answer of a read that must run again on the long-read lane (`crate::lane`).
 pub const LANE: &str = "~";
 
+/// The keys of `reload`'s options.
+const RELOAD_KEYS: [&str; 3] = ["providerId", "definitions", "force"];
+
+/// The provider a reload names (a configured one, if any) and whether it is forced.
+fn reload_options<'a>(state: &StoreState, args: &'a Args) -> Result<(Option<&'a str>, bool)> {
+    let force = match args.get("force")? {
+        None => false,
+        Some(Value::Bool(force)) => *force,
+        Some(_) => return Err(invalid("force", "boolean")),
+    };
+    let only = match args.get("providerId")? {
+        None => None,
+        Some(Value::String(p)) if is_id(p) => {
+            if !state.providers.contains_key(p) {
+                return Err(GraphError::new(Code::ProviderNotFound));
+            }
+            Some(p.as_str())
+        }
+        Some(_) => return Err(invalid("providerId", "ID")),
+    };
+    Ok((only, force))
+}
+
 /// Verbs whose work can grow with the graph rather than with a page: the binding runs them on
 /// the libuv pool so that the JS thread never waits for them. `match` ranks or lists the whole
 /// scope (and may wait for the lexical index); `export` gathers up to `export.maxNodes`;
@@ -439,20 +462,8 @@ impl Engine {
     /// The sources a reload covers, with replacement inline definitions.
     fn reload_targets(&self, args: &str) -> Result<Vec<(&ProviderSource, Option<Value>)>> {
         let state = self.store.pin()?;
-        let args = Args::parse(args, &["providerId", "definitions", "force"])?;
-        if !matches!(args.get("force")?, None | Some(Value::Bool(_))) {
-            return Err(invalid("force", "boolean"));
-        }
-        let only = match args.get("providerId")? {
-            None => None,
-            Some(Value::String(p)) if is_id(p) => {
-                if !state.providers.contains_key(p) {
-                    return Err(GraphError::new(Code::ProviderNotFound));
-                }
-                Some(p.as_str())
-            }
-            Some(_) => return Err(invalid("providerId", "ID")),
-        };
+        let args = Args::parse(args, &RELOAD_KEYS)?;
+        let (only, _) = reload_options(&state, &args)?;
         let mut definitions: Map<String, Value> =
             args.object("definitions")?.cloned().unwrap_or_default();
         for (key, definition) in &definitions {
@@ -500,16 +511,11 @@ impl Engine {
         let Ok(state) = self.store.pin() else {
             return BTreeMap::new();
         };
-        let Ok(args) = Args::parse(args, &["providerId", "definitions", "force"]) else {
+        let Ok(args) = Args::parse(args, &RELOAD_KEYS) else {
             return BTreeMap::new();
         };
-        if !matches!(args.get("force"), Ok(None | Some(Value::Bool(false)))) {
+        let Ok((only, false)) = reload_options(&state, &args) else {
             return BTreeMap::new();
-        }
-        let only = match args.get("providerId") {
-            Ok(None) => None,
-            Ok(Some(Value::String(p))) => Some(p.as_str()),
-            _ => return BTreeMap::new(),
         };
         self.sources
             .iter()
