@@ -29,6 +29,12 @@ const map = (key, value, description, extra = {}) => ({
 
 const limit = (max, what) => ({ type: 'integer', minimum: 1, description: `${what}; larger values are clamped to ${max}.` });
 const cursor = { type: 'string', maxLength: 32768, description: 'The nextCursor of the previous page of the same query.' };
+/** Where a page read starts and how long its page is: by offset, or by the previous page's cursor. */
+const pageRange = {
+  startOffset: { type: 'integer', minimum: 0, description: 'Byte offset to start at (default 0); not together with cursor.' },
+  maxBytes: { type: 'integer', minimum: 1, maximum: 32768, description: 'Bytes per page, 1 to 32768 (default 32768).' },
+  cursor,
+};
 const revision = {
   type: 'string',
   description: "Serve the call from this staticRevision (from an earlier result's meta), so that every call of a walk reads the same revision.",
@@ -258,9 +264,7 @@ function toolTable(ex, bound) {
       properties: {
         capability: capability('Capability'),
         knowledgeId: knowledgeId(`The document's knowledge ID, e.g. "${ex.document.knowledgeId}".`),
-        startOffset: { type: 'integer', minimum: 0, description: 'Byte offset to start at (default 0); not together with cursor.' },
-        maxBytes: { type: 'integer', minimum: 1, maximum: 32768, description: 'Bytes per page, 1 to 32768 (default 32768).' },
-        cursor,
+        ...pageRange,
         ...pins,
       },
       required: ['capability', 'knowledgeId'],
@@ -295,9 +299,7 @@ function toolTable(ex, bound) {
       properties: {
         providerId,
         knowledgeId: knowledgeId(`The document's knowledge ID, e.g. "${ex.specification}".`),
-        startOffset: { type: 'integer', minimum: 0, description: 'Byte offset to start at (default 0); not together with cursor.' },
-        maxBytes: { type: 'integer', minimum: 1, maximum: 32768, description: 'Bytes per page, 1 to 32768 (default 32768).' },
-        cursor,
+        ...pageRange,
         ...pins,
       },
       required: ['providerId', 'knowledgeId'],
