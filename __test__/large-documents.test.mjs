@@ -83,9 +83,9 @@ test('a 64 GiB sparse document under raised budgets is too large before it is re
       print(read.results.map((r) => r.ok ? r.value.text : r.error));
       await g.close();`,
     );
-    assert.equal(out[0].e.code, 'CG_CONFIG_INVALID');
+    assert.deepEqual([out[0].e.code, out[0].e.phase, out[0].e.nextAction, out[0].e.details.path], ['CG_CONFIG_INVALID', 'config', 'check_config', 'budgets.read.maxResponseBytes']);
     const [huge, small] = out[1];
-    assert.equal(huge.code, 'CG_DOCUMENT_TOO_LARGE');
+    assert.deepEqual([huge.code, huge.phase, huge.nextAction], ['CG_DOCUMENT_TOO_LARGE', 'document', 'narrow_scope']);
     assert.equal(huge.details.limit, CEILING);
     assert.equal(small, '# small\n');
   } finally {
