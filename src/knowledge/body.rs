@@ -43,21 +43,24 @@ pub fn page_read_aborted() -> GraphError {
 pub const LONG_READ_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How one read may run: whether its caller's signal aborted it (a local file's scan stops at
-/// its next chunk instead of hashing the rest of the document for nobody), and whether it runs
-/// on the long-read lane. Off the lane, a read that would scan more than [`LONG_READ_BYTES`]
-/// stops before it starts and asks for the lane (see [`ReadControl::wants_lane`]).
+/// its next chunk instead of hashing the rest of the document for nobody), and whether it can
+/// hand itself over to the long-read lane. A read that can (the body reads the binding runs on
+/// the pool) and would scan more than [`LONG_READ_BYTES`] stops before it starts and asks for
+/// the lane (see [`ReadControl::wants_lane`]); every other read (on the lane, or one with no lane
+/// to go to: the default) scans where it runs.
 #[derive(Clone, Debug, Default)]
 pub struct ReadControl {
     cancel: Option<Arc<AtomicBool>>,
-    on_lane: bool,
+    can_hand_off: bool,
     wants_lane: Arc<AtomicBool>,
 }
 
 impl ReadControl {
+    /// A body read's control: `on_lane` once it runs on the lane, else it may hand itself over.
     pub fn new(cancel: Option<Arc<AtomicBool>>, on_lane: bool) -> ReadControl {
         ReadControl {
             cancel,
-            on_lane,
+            can_hand_off: !on_lane,
             wants_lane: Arc::default(),
         }
     }
@@ -72,7 +75,7 @@ impl ReadControl {
     /// Whether work of `bytes` may run here; if not, the read is marked for the lane and stops
     /// (its answer is discarded, so the error it stops with is never seen).
     fn may_scan(&self, bytes: u64) -> Result<()> {
-        if self.on_lane || bytes <= LONG_READ_BYTES {
+        if !self.can_hand_off || bytes <= LONG_READ_BYTES {
             return Ok(());
         }
         self.wants_lane.store(true, Ordering::Relaxed);
@@ -212,7 +215,7 @@ fn preferred_end(window: &[u8], cut: usize) -> usize {
 /// page) the whole document is scanned once for its content ID; with it, only the page's own
 /// bytes are read, after checking the file is still the one the cursor was served from.
 pub fn read_page(at: &Located, start: u64, max_bytes: u64, known: Option<&Known>) -> Result<Page> {
-    read_page_until(at, start, max_bytes, known, &ReadControl::new(None, true))
+    read_page_until(at, start, max_bytes, known, &ReadControl::default())
 }
 
 fn document_changed() -> GraphError {
@@ -286,7 +289,7 @@ pub fn read_page_until(
 /// Identifies a whole document without holding it: its content ID and file stamp, and its size.
 pub fn identify(at: &Located) -> Result<(Known, u64)> {
     let (mut file, before) = open(at)?;
-    let content_id = content_id_for(at, &mut file, &before, &ReadControl::new(None, true))?;
+    let content_id = content_id_for(at, &mut file, &before, &ReadControl::default())?;
     let known = Known {
         content_id,
         stamp: before.digest(),
@@ -522,6 +525,11 @@ mod tests {
         let whole = ReadControl::new(None, false);
         assert!(read_whole(&doc, LONG_READ_BYTES * 2, &whole).is_err());
         assert!(whole.wants_lane());
+        // A read with no lane to go to (a knowledge retriever's access) reads where it runs.
+        let nowhere = ReadControl::default();
+        assert!(read_whole(&doc, LONG_READ_BYTES * 2, &nowhere).is_ok());
+        assert!(!nowhere.wants_lane());
+        let doc = at(&dir, "big.md");
         let lane = ReadControl::new(None, true);
         let page = read_page_until(&doc, 0, 10, None, &lane).unwrap();
         assert_eq!(page.text, "\0".repeat(10));
