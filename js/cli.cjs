@@ -855,7 +855,8 @@ function failedWrite(error, stuck) {
 
 async function migrate(dir, flags) {
   const root = path.resolve(dir);
-  const legacy = unwrap(call(native.definitionFiles, root, 'legacy'));
+  // The engine reads the manifest and lists the definitions in one pass over the tree.
+  const { providerId, files: legacy } = unwrap(call(native.definitionFiles, root, 'legacy'));
   const moves = legacy.map((rel) => [rel, path.posix.join('capabilities', rel.replace(/\.capability\.json$/, '.json'))]);
   const planned = moves.map(([from, to]) => `${from} -> ${to}`);
   if (moves.length === 0) return { status: 'ok', checks: [{ id: 'layout', status: 'pass', message: 'no legacy definitions' }], warnings: [] };
@@ -872,7 +873,6 @@ async function migrate(dir, flags) {
     return { status: 'conflict', checks: [{ id: 'targets', status: 'fail', message: `in the way: ${[...blocked].join(', ')}` }], warnings: [], planned };
   }
   if (flags['dry-run']) return { status: 'planned', checks: [], warnings: [], planned };
-  const providerId = JSON.parse(fs.readFileSync(path.join(root, 'provider.json'), 'utf8')).providerId;
   const revision = async (layout) => {
     const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'file', rootDir: root, definitionLayout: layout } }] });
     try {

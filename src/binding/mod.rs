@@ -274,7 +274,8 @@ pub fn os_error_is_transient(errno: i32) -> bool {
     crate::fsx::is_transient(errno)
 }
 
-/// The definition files of a provider folder (`layout`: `legacy` or `directory`), as JSON.
+/// The definition files of a provider folder (`layout`: `legacy` or `directory`) and the
+/// provider ID its manifest names, as JSON `{ providerId, files }`.
 #[napi]
 pub fn definition_files(root: String, layout: String) -> String {
     use crate::sources::file::{definition_files, Layout};
@@ -284,8 +285,9 @@ pub fn definition_files(root: String, layout: String) -> String {
         } else {
             Layout::Legacy
         };
-        definition_files(std::path::Path::new(&root), layout)
-            .map(|f| serde_json::Value::from(f).to_string())
+        definition_files(std::path::Path::new(&root), layout).map(|(provider_id, files)| {
+            serde_json::json!({ "providerId": provider_id, "files": files }).to_string()
+        })
     }))
 }
 

@@ -161,10 +161,22 @@ fn manifest_and_candidates(
     Ok((provider, found))
 }
 
-/// The definition files of a provider tree, relative to its root and sorted (for `migrate`).
-pub fn definition_files(root: &Path, layout: Layout) -> Result<Vec<String>, GraphError> {
+/// The definition files of a provider tree, relative to its root and sorted, and the
+/// `providerId` its manifest names (for `migrate`, which then opens the tree under that ID).
+pub fn definition_files(
+    root: &Path,
+    layout: Layout,
+) -> Result<(Option<String>, Vec<String>), GraphError> {
     let files = read_provider_dir_with(&open_root(root, "rootDir")?, layout, "", &|_, _| ())?;
-    Ok(files.definitions.into_iter().map(|d| d.file).collect())
+    let provider_id = files
+        .provider
+        .get("providerId")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok((
+        provider_id,
+        files.definitions.into_iter().map(|d| d.file).collect(),
+    ))
 }
 
 /// Why a provider's files were refused; the string form is the `reason` detail.
