@@ -183,14 +183,14 @@ console.log(`installed packages: ${installed.length} (${installed.map((p) => p.r
 check(installed.length <= 4, `a consumer installs at most 4 packages, got ${installed.length}`);
 checkInstalled(app);
 
-const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8');
-const blockAfter = (heading, lang) => {
-  const at = readme.indexOf(heading);
-  const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(readme.slice(at));
-  check(at >= 0 && m, `README block after ${heading}`);
+const blockAfter = (page, heading, lang) => {
+  const text = fs.readFileSync(path.join(repo, page), 'utf8');
+  const at = text.indexOf(heading);
+  const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(text.slice(at));
+  check(at >= 0 && m, `${page}: block after ${heading}`);
   return m[1];
 };
-fs.writeFileSync(path.join(app, 'tour.mjs'), blockAfter('## A tour', 'js'));
+fs.writeFileSync(path.join(app, 'tour.mjs'), blockAfter('README.md', '## A tour', 'js'));
 node(app, ['tour.mjs']);
 console.log('README tour: ran');
 
@@ -234,9 +234,9 @@ const tsc = node(app, [path.join(app, 'node_modules', 'typescript', 'bin', 'tsc'
 check(tsc.status === 0, `tsc --strict: ${tsc.stdout}${tsc.stderr}`);
 console.log('tsc --strict (nodenext): clean');
 
-step("the README's CLI block, line by line (with the optional MCP SDK installed)");
+step("the documented CLI block, line by line (with the optional MCP SDK installed)");
 run('npm', ['install', '@modelcontextprotocol/sdk'], { cwd: app, env: userEnv });
-const cliBlock = blockAfter('### Command line', 'sh');
+const cliBlock = blockAfter('docs/cli.md', '# Command line', 'sh');
 const lines = cliBlock.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
 let vars = '';
 for (const line of lines) {

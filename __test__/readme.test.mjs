@@ -1,6 +1,7 @@
-// The README's code is the product's first contact: every JavaScript/TypeScript block is
-// self-contained, type-checks under --strict (nodenext; JavaScript through checkJs) and — unless
-// its first line says why not (`// Not run: …`) — runs against the seed provider the package ships.
+// The README's and docs/'s code is the product's first contact: every JavaScript/TypeScript block
+// is self-contained, type-checks under --strict (nodenext; JavaScript through checkJs) and —
+// unless its first line says why not (`// Not run: …`) — runs against the seed provider the
+// package ships.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,20 +11,25 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { repoRoot } from './helpers.mjs';
 
-const README = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+/** README.md and every page under docs/, by their path in the repository. */
+const PAGES = ['README.md', ...fs.readdirSync(path.join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
 const NOT_RUN = /^\/\/ Not run: \S.*$/;
 
-/** Every ```js / ```ts block, with the line it starts on. */
-function codeBlocks(text) {
+/** Every ```js / ```ts block of a page, with the page and the line it starts on. */
+function codeBlocks(page) {
+  const text = fs.readFileSync(path.join(repoRoot, page), 'utf8');
   const blocks = [];
   const fence = /^```(js|ts|mjs|mts)\n([\s\S]*?)^```$/gm;
   for (let m; (m = fence.exec(text)); ) {
-    blocks.push({ lang: m[1], code: m[2], line: text.slice(0, m.index).split('\n').length });
+    blocks.push({ page, lang: m[1], code: m[2], line: text.slice(0, m.index).split('\n').length });
   }
   return blocks;
 }
 
-const blocks = codeBlocks(README);
+const blocks = PAGES.flatMap(codeBlocks);
+/** The temporary file of a block names its page and line, so errors can be traced back. */
+const fileOf = (b) => `block-${b.page.replace(/[/.]/g, '_')}-${b.line}.${b.lang.startsWith('t') ? 'mts' : 'mjs'}`;
+const where = (b) => `${b.page}:${b.line}`;
 
 /** A consumer project that installed the package (linked, as npm links a local package). */
 function consumer() {
@@ -35,22 +41,24 @@ function consumer() {
     fs.symlinkSync(path.join(repoRoot, 'node_modules', scope), path.join(dir, 'node_modules', scope), 'junction');
   }
   const files = blocks.map((b) => {
-    const file = `block-${b.line}.${b.lang.startsWith('t') ? 'mts' : 'mjs'}`;
+    const file = fileOf(b);
     fs.writeFileSync(path.join(dir, file), b.code);
     return file;
   });
   return { dir, files };
 }
 
-test('the README has code blocks and marks every one it does not run', () => {
+test('the README and docs/ have code blocks and mark every one they do not run', () => {
+  assert.ok(PAGES.length >= 2, PAGES.join(', '));
   assert.ok(blocks.length >= 8, `${blocks.length} blocks`);
+  assert.ok(blocks.some((b) => b.page === 'README.md'), 'the README has code');
   for (const b of blocks) {
     const first = b.code.split('\n')[0];
-    if (first.startsWith('// Not run')) assert.match(first, NOT_RUN, `README.md:${b.line + 1} says why it is not run`);
+    if (first.startsWith('// Not run')) assert.match(first, NOT_RUN, `${b.page}:${b.line + 1} says why it is not run`);
   }
 });
 
-test('every README code block type-checks under --strict (nodenext, checkJs)', () => {
+test('every README and docs/ code block type-checks under --strict (nodenext, checkJs)', () => {
   const { dir, files } = consumer();
   try {
     fs.writeFileSync(
@@ -62,22 +70,26 @@ test('every README code block type-checks under --strict (nodenext, checkJs)', (
     );
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const run = spawnSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8' });
-    // Name the README line of each error instead of the temporary file's.
-    const report = (run.stdout + run.stderr).replace(/block-(\d+)\.m[jt]s\((\d+),(\d+)\)/g, (_, start, l, c) => `README.md:${Number(start) + Number(l)}:${c}`);
+    // Name the page line of each error instead of the temporary file's.
+    const byFile = new Map(blocks.map((b) => [fileOf(b), b]));
+    const report = (run.stdout + run.stderr).replace(/(block-[\w-]+\.m[jt]s)\((\d+),(\d+)\)/g, (all, file, l, c) => {
+      const b = byFile.get(file);
+      return b ? `${b.page}:${b.line + Number(l)}:${c}` : all;
+    });
     assert.equal(run.status, 0, report);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('every README code block not marked otherwise runs against the shipped seed provider', () => {
+test('every README and docs/ code block not marked otherwise runs against the shipped seed provider', () => {
   const { dir, files } = consumer();
   try {
     blocks.forEach((b, i) => {
       if (NOT_RUN.test(b.code.split('\n')[0])) return;
-      assert.ok(b.lang.startsWith('j'), `README.md:${b.line}: a block that runs is JavaScript`);
+      assert.ok(b.lang.startsWith('j'), `${where(b)}: a block that runs is JavaScript`);
       const run = spawnSync(process.execPath, [files[i]], { cwd: dir, encoding: 'utf8', timeout: 60_000, input: '' });
-      assert.equal(run.status, 0, `README.md:${b.line} exited ${run.status}\n${run.stdout}${run.stderr}`);
+      assert.equal(run.status, 0, `${where(b)} exited ${run.status}\n${run.stdout}${run.stderr}`);
     });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

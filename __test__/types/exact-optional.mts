@@ -1,7 +1,7 @@
 // Compiled by types.test.mjs with `exactOptionalPropertyTypes` on top of --strict: a host that
 // forwards a value it may not have (`cursor: page.nextCursor`, `revision: meta.staticRevision`)
 // writes the key with `undefined`, which the package reads as absent, so the declarations must
-// accept it. The loops are the README's.
+// accept it. The loops are the documentation's (docs/documents.md, docs/host-integrations.md).
 import {
   CapabilityGraph,
   createToolAdapter,

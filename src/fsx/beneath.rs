@@ -375,7 +375,7 @@ mod imp {
 
 /// Without `openat` the check and the open are two steps: the path is resolved, checked
 /// against the root's real path, then opened. A swap between the two can redirect the read
-/// (README, "Paths").
+/// (docs/documents.md, "Paths").
 #[cfg(not(unix))]
 mod imp {
     use super::*;
