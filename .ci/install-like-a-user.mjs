@@ -251,6 +251,15 @@ for (const line of lines) {
 const doctor = JSON.parse(cli(['doctor', '--json']).stdout);
 check(doctor.status === 'ok', 'doctor after init');
 
+step("the README's install from packed tarballs (the platform package's tarball, then the main one's)");
+const fromTarballs = project('tarball-app');
+const tarballInstall = blockAfter('README.md', 'or from packed tarballs', 'sh')
+  .split('\n')
+  .find((l) => l.startsWith('npm install '));
+check(tarballInstall, 'the README shows the npm install of the two tarballs');
+run('bash', ['-ec', tarballInstall.replaceAll('../capability-graph/', `${packDir}/`)], { cwd: fromTarballs, env: { ...userEnv, VERSION: main.version } });
+checkInstalled(fromTarballs);
+
 step('npm install --omit=optional: no binary for this platform');
 const bare = project('no-binary');
 run('npm', ['install', '--omit=optional', '@devcodex/capability-graph'], { cwd: bare, env: userEnv });
