@@ -1,5 +1,5 @@
 'use strict';
-// The capability-graph command line (SPEC §11): argument handling, config loading, output. Every
+// The capability-graph command line: argument handling, config loading, output. Every
 // question goes to the graph's verbs; a failure is the stderr envelope {"ok":false,"error":…}
 // with nothing on stdout and exit 1 (on a terminal without --json, one line for a person after
 // it). A batch whose every item failed is a failure (its first item's error); a partial batch is

@@ -1,9 +1,11 @@
 'use strict';
-// codexExecutor (SPEC §8.5, §14 D16): OpenAI Codex behind `match`, through the optional peer
-// package @openai/codex-sdk. Preconditions are checked once, before the first call; every call
-// runs isolated (read-only sandbox, no network, no web search, no approvals, a fresh private
-// working directory removed afterwards). What Codex answers goes back to the engine, which
-// validates it like any executor's; what Codex says when it fails never leaves this file.
+// codexExecutor: OpenAI Codex behind `match`, through the optional peer package
+// @openai/codex-sdk. Preconditions are checked once, before the first call; every call runs
+// isolated (read-only sandbox, no network, no web search, no approvals, a fresh private working
+// directory removed afterwards). What Codex answers goes back to the engine, which validates it
+// like any executor's. Codex reports failures as events carrying text: a few stable markers in
+// that text (an overflowing context, failed authentication) pick the code, anything else is
+// CG_MODEL_UNAVAILABLE/retry, and what Codex says never leaves this file.
 
 const fs = require('node:fs');
 const os = require('node:os');

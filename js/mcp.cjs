@@ -1,5 +1,5 @@
 'use strict';
-// createMcpServer (SPEC §10): the Tool Adapter behind a low-level MCP `Server`. The MCP SDK is
+// createMcpServer: the Tool Adapter behind a low-level MCP `Server`. The MCP SDK is
 // loaded here, on first use, so loading the package alone never loads it.
 
 const { GraphError, inputInvalid } = require('./errors.cjs');

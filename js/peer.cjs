@@ -1,6 +1,7 @@
 'use strict';
-// Optional peer packages (SPEC §14 D18): loaded only by the feature that needs them; when one is
-// not installed, the feature fails with a GraphError naming the package to install.
+// Optional peer packages (the MCP SDK, the Codex SDK): loaded only by the feature that needs
+// them, so the package installs and loads without them; when one is not installed, the feature
+// fails with a GraphError naming the package to install (`details.package`).
 
 const { GraphError } = require('./errors.cjs');
 

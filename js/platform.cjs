@@ -1,6 +1,8 @@
 'use strict';
 // What this process runs on, in the platform packages' naming, and the failure every engine call
-// reports when no native binary could be loaded for it (SPEC §14 D18).
+// reports when no native binary could be loaded for it. The package itself still loads then
+// (`--help` and `--version` work): the binary ships in a per-platform optional dependency that
+// a platform without one, or an install with --omit=optional, does not have.
 
 const { GraphError } = require('./errors.cjs');
 const pkg = require('../package.json');

@@ -1,8 +1,8 @@
 'use strict';
-// The pure-JSON walk (SPEC §14 D11): only JavaScript can see getters, prototypes, symbols,
-// holes and cycles, so this walk prints a value as JSON text once, strictly, without invoking
-// anything. Where a value is not plain JSON it prints the marker {"$cgNonJson":"<kind>"}; the
-// engine decides what that means where it stands (every other rule lives in Rust).
+// The pure-JSON walk: only JavaScript can see getters, prototypes, symbols, holes and cycles,
+// so this walk prints a value as JSON text once, strictly, without invoking anything. Where a
+// value is not plain JSON it prints the marker {"$cgNonJson":"<kind>"}; the engine decides what
+// that means where it stands (every other rule lives in Rust).
 
 const NON_JSON_KEY = '$cgNonJson';
 const HOST_KEY = '$cgHost';

@@ -1,5 +1,5 @@
 'use strict';
-// The Tool Adapter (SPEC §9): the graph's verbs as protocol-neutral tools for agents. A tool
+// The Tool Adapter: the graph's verbs as protocol-neutral tools for agents. A tool
 // maps its arguments onto one verb call; the verb alone validates them. Results and failures
 // come back as { ok: true, result } or { ok: false, error } — call() never throws for a graph
 // error. Tool metadata holds no capability data: there is no tool per capability.
