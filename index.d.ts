@@ -204,7 +204,7 @@ export interface DatabaseProviderSource {
 
 export type ProviderSource = InlineProviderSource | FileProviderSource | DatabaseProviderSource;
 
-/** Overrides of single budget fields; groups and defaults are documented in the README. */
+/** Overrides of single budget fields; every group, field and default is in docs/budgets.md. */
 export type BudgetOverrides = {
   [Group in
     | 'catalog' | 'detail' | 'neighbors' | 'specification' | 'selection' | 'read'

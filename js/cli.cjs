@@ -77,9 +77,9 @@ function usage(field) {
 /** `table[name]` when `name` is one of its own keys (never an Object.prototype member). */
 const own = (table, name) => (table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined);
 
-// What `help COMMAND` adds to a command's usage lines. The exit rules are the README's
-// ("Command line"): a graph command answers 0 or fails 1; a maintenance command exits by its
-// report's status.
+// What `help COMMAND` adds to a command's usage lines. The exit rules are those docs/cli.md
+// states: a graph command answers 0 or fails 1; a maintenance command exits by its report's
+// status.
 const GRAPH_EXITS = [
   ['0', 'an answer: JSON with --json or when stdout is not a terminal, text otherwise'],
   ['1', 'a failure: stdout stays empty, stderr holds {"ok":false,"error":{…}}'],
