@@ -705,7 +705,7 @@ test('help COMMAND explains the command: what it does, every flag, an example an
       assert.match(exits, /^  1 /m, `${command} says when it exits 1`);
       if (['init', 'migrate'].includes(command)) for (const code of [2, 3]) assert.match(exits, new RegExp(`^  ${code} `, 'm'), `${command} exits ${code}`);
     }
-    // The rules are the README's: a partial batch is an answer, a batch whose every item failed is not.
+    // The rules are docs/cli.md's: a partial batch is an answer, a batch whose every item failed is not.
     assert.match(p.run('help', 'show').stdout, /partial batch/);
     assert.match(p.run('help', 'init').stdout, /conflict/);
     // Every graph command's example runs against the shipped seed provider.

@@ -139,7 +139,7 @@ test('equal scores are ordered by capability ID', async () => {
   await g.close();
 });
 
-test('the README example: the best match first, what it requires added by resolution', async () => {
+test('the documented example (docs/match-and-executors.md): the best match first, what it requires added by resolution', async () => {
   const g = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
   const r = await g.match({ intent: 'validate the request body before the handler runs', limit: 3 });
   assert.equal(r.matches[0].qualifiedId, 'seed.http::route.validation');
