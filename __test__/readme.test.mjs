@@ -95,3 +95,16 @@ test('every README and docs/ code block not marked otherwise runs against the sh
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('every README and docs/ JSON block parses', () => {
+  let seen = 0;
+  for (const page of PAGES) {
+    const text = fs.readFileSync(path.join(repoRoot, page), 'utf8');
+    for (const m of text.matchAll(/^( *)```json\n([\s\S]*?)^\1```$/gm)) {
+      seen++;
+      const line = text.slice(0, m.index).split('\n').length;
+      assert.doesNotThrow(() => JSON.parse(m[2]), `${page}:${line} is not JSON`);
+    }
+  }
+  assert.ok(seen >= 1, 'the README shows an MCP client entry');
+});
