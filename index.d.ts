@@ -1314,6 +1314,51 @@ export interface CodexExecutorOptions {
  *  working directory). Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function codexExecutor(options?: CodexExecutorOptions): ModelExecutor;
 
+/** A tool as a host holds it: MCP `tools/list` (`inputSchema`), OpenAI Chat Completions
+ *  (`{ type: 'function', function: { … } }`) and Responses (`{ type: 'function', name, … }`)
+ *  function tools, Anthropic tools (`input_schema`). Other fields are ignored. */
+export interface HostTool {
+  name?: string | undefined;
+  title?: string | null | undefined;
+  description?: string | null | undefined;
+  type?: string | undefined;
+  function?: { name: string; description?: string | null | undefined; parameters?: object | null | undefined; [key: string]: unknown } | undefined;
+  inputSchema?: object | null | undefined;
+  input_schema?: object | null | undefined;
+  parameters?: object | null | undefined;
+  annotations?: { title?: string | null | undefined; [key: string]: unknown } | null | undefined;
+  [key: string]: unknown;
+}
+
+export interface ProviderFromToolsOptions {
+  providerId: string;
+  /** The provider's name. */
+  name: string;
+  /** The provider's version label (default `'1'`). */
+  version?: string | undefined;
+  /** A list of tools, or a tool set keyed by tool name (the AI SDK's `{ [name]: tool(...) }`,
+   *  whose `inputSchema`/`parameters` may be `jsonSchema(...)` or a Standard JSON Schema such as
+   *  a Zod 4 schema). At most 10,000 tools. */
+  tools: readonly HostTool[] | Readonly<Record<string, HostTool>>;
+}
+
+export interface ToolProvider {
+  /** An inline provider definition: a capability per tool. */
+  definition: InlineProviderDefinition;
+  /** Capability ID → tool name, in the tools' order. */
+  toolNames: Map<string, string>;
+  /** Tool name → capability ID, in the tools' order. */
+  capabilityIds: Map<string, string>;
+}
+
+/** A host's own tools as a provider, so `match` can choose the few a model sees. A tool's
+ *  capability ID is its name's words lower-cased and joined by `_` (camelCase and every character
+ *  other than ASCII letters and digits break words; `tool` leads one that would not start with a
+ *  letter; at most 128 bytes); names that share an ID each append 8 hex digits of their name's
+ *  hash, whatever the order of the list. Throws `CG_INPUT_INVALID` / `CG_INPUT_TOO_LARGE` with
+ *  `details.field` naming the tool (`tools[3].name`). */
+export declare function providerFromTools(options: ProviderFromToolsOptions): ToolProvider;
+
 /** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */
 export declare function parseQualifiedId(id: string): CapabilityId;
 /** `{ providerId, capabilityId }` → `'p::c'`; throws `CG_INPUT_INVALID`. */

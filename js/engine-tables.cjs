@@ -448,6 +448,10 @@ module.exports = {
     "arguments": {
       "maxValues": 50000,
       "maxChars": 16777216
+    },
+    "tools": {
+      "maxValues": 2000000,
+      "maxChars": 67108864
     }
   }
 };

@@ -11,6 +11,7 @@ const {
 } = require('./graph.cjs');
 const { createToolAdapter } = require('./tools.cjs');
 const { codexExecutor } = require('./codex.cjs');
+const { providerFromTools } = require('./tool-search.cjs');
 const { StdioServerTransport } = require('./stdio.cjs');
 
 /** The folder of the small seed provider the package ships (provider `seed.http`). */
@@ -41,5 +42,6 @@ module.exports = {
   createMcpHttpHandler,
   StdioServerTransport,
   codexExecutor,
+  providerFromTools,
   seedProviderRoot,
 };

@@ -17,6 +17,7 @@ export const {
   createMcpHttpHandler,
   StdioServerTransport,
   codexExecutor,
+  providerFromTools,
   seedProviderRoot,
 } = api;
 export default api;

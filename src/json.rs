@@ -42,6 +42,7 @@ pub const TOO_MANY_CHARS: &str = r#"{"$cgNonJson":"too_many_chars"}"#;
 pub fn walk_bounds_json() -> String {
     serde_json::json!({
         "arguments": { "maxValues": ARGUMENT_MAX_VALUES, "maxChars": ARGUMENT_MAX_CHARS },
+        "tools": crate::definitions::from_tools::walk_bounds(),
     })
     .to_string()
 }

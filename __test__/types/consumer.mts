@@ -17,6 +17,8 @@ import {
   type ToolDialect,
   StdioServerTransport,
   codexExecutor,
+  providerFromTools,
+  type ToolProvider,
   type ModelExecutor,
   type ResolveResult,
   type ReloadResult,
@@ -330,3 +332,23 @@ async function integrations(): Promise<void> {
   void [stale, streams];
 }
 void integrations;
+
+// Tool search: MCP, OpenAI, Anthropic and AI SDK tools in; a definition and the mapping out.
+async function toolSearch() {
+  const mcp = [{ name: 'get_weather', description: 'Weather', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }];
+  const openai = [{ type: 'function', function: { name: 'send_email', parameters: { type: 'object' } } }];
+  const anthropic = [{ name: 'create_ticket', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }];
+  const aiSdk = { getWeather: { description: 'Weather', inputSchema: { type: 'object' }, execute: async () => ({}) } };
+  const { definition, toolNames, capabilityIds }: ToolProvider = providerFromTools({ providerId: 'tools', name: 'Tools', tools: [...mcp, ...openai, ...anthropic] });
+  providerFromTools({ providerId: 'tools', name: 'Tools', version: undefined, tools: aiSdk });
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], executor: lexicalExecutor() });
+  const { matches } = await graph.match({ intent: 'weather in Paris', limit: 5 });
+  const activeTools: (string | undefined)[] = matches.map((m) => toolNames.get(m.id.capabilityId));
+  const id: string | undefined = capabilityIds.get('get_weather');
+  void [activeTools, id];
+  // @ts-expect-error a provider needs its ID
+  providerFromTools({ name: 'Tools', tools: [] });
+  // @ts-expect-error tools are a list or a tool set
+  providerFromTools({ providerId: 'tools', name: 'Tools', tools: 'get_weather' });
+}
+void toolSearch;

@@ -64,6 +64,17 @@ pub fn format_qualified_id(value: String) -> String {
     outcome(guarded(|| crate::query::args::format_qualified_id(&value)))
 }
 
+/// `providerFromTools`: JSON of the options in, JSON of `{ definition, tools: [{ name,
+/// capabilityId }] }` out.
+#[napi]
+pub fn provider_from_tools(options: String) -> String {
+    outcome(guarded(|| {
+        let v: serde_json::Value = serde_json::from_str(&options)
+            .map_err(|_| crate::error::input_invalid("$", "object"))?;
+        crate::definitions::from_tools::provider_from_tools(&v).map(|out| out.to_string())
+    }))
+}
+
 /// Validates `lexicalExecutor(options)`; returns the options as the engine will use them.
 #[napi]
 pub fn lexical_options(options: String) -> String {

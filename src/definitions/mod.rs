@@ -2,6 +2,7 @@
 //! completely before anything is published.
 
 pub mod fields;
+pub mod from_tools;
 pub mod graph;
 pub mod knowledge;
 pub mod locale;
