@@ -2,7 +2,8 @@
 // built-in lexical executor — entry points, relations, details, a selection, its documents, and
 // a match from a user's words. Every step pins the revision the first step returned.
 import { fileURLToPath } from 'node:url';
-import { CapabilityGraph, GraphError, lexicalExecutor } from '@devcodex/capability-graph';
+import { CapabilityGraph, GraphError, lexicalExecutor, providerFromTools } from '@devcodex/capability-graph';
+import { TOOLS } from './tool-search/tools.mjs';
 
 const rootDir = fileURLToPath(new URL('./seed-provider', import.meta.url));
 const graph = await CapabilityGraph.open({
@@ -60,6 +61,14 @@ try {
     if (!(error instanceof GraphError)) throw error;
     show(JSON.stringify(error.toJSON()));
   }
+
+  step(9, 'Tool search: which 5 of a host\'s 150 tools should the model see?');
+  const { definition, toolNames } = providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: TOOLS });
+  const tools = await CapabilityGraph.open({ providers: [{ definition }], executor: lexicalExecutor({ minScore: 0.1 }) });
+  const intent = 'refund the duplicate charge for order 1182';
+  const { matches } = await tools.match({ intent, limit: 5 });
+  show(`"${intent}" → activeTools: ${matches.map((m) => toolNames.get(m.id.capabilityId)).join(', ')}`);
+  await tools.close();
 } finally {
   await graph.close();
 }
