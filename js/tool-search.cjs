@@ -9,9 +9,6 @@ const { toWireJson } = require('./pure-json.cjs');
 
 const BOUND = Object.freeze({ ...require('./engine-tables.cjs').walkBounds.tools });
 
-/** Where a tool's input schema sits, at the path `tools / <index or name> / <key>`. */
-const SCHEMA_KEYS = new Set(['inputSchema', 'input_schema', 'parameters']);
-
 const isPlainJsonObject = (v) => {
   const proto = Object.getPrototypeOf(v);
   return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(v).length === 0;
@@ -37,8 +34,10 @@ function schemaOf(value) {
   return undefined;
 }
 
+/** Which fields of a tool are its schema is the engine's to say: any schema object a tool holds
+ *  (`tools / <index or name> / <field>`) is printed as its JSON Schema. */
 function hook(value, path) {
-  if (path.length !== 3 || path[0] !== 'tools' || !SCHEMA_KEYS.has(path[2])) return undefined;
+  if (path.length !== 3 || path[0] !== 'tools') return undefined;
   if (typeof value !== 'object' || isPlainJsonObject(value)) return undefined;
   const schema = schemaOf(value);
   return schema === undefined ? undefined : toWireJson(schema, undefined, BOUND);
