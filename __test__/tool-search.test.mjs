@@ -130,3 +130,27 @@ test('recipe: 150 tools from an MCP server, matched to the 5 a model sees', asyn
     await server.close();
   }
 });
+
+test('the tool-search evaluation: at least 60 requests, each naming one of the 150 tools; an executor this build lacks is said', async () => {
+  const { evaluateToolSearch, loadIntents } = await import('../bench/eval-tool-search.mjs');
+  const intents = await loadIntents();
+  const names = new Set(TOOLS.map((t) => t.name));
+  assert.ok(intents.length >= 60, `${intents.length} requests`);
+  for (const { intent, tool } of intents) assert.ok(names.has(tool), `${intent} → ${tool}`);
+  const { rows, summary } = await evaluateToolSearch(lexicalExecutor());
+  assert.equal(summary.tools, 150);
+  assert.equal(rows.length, intents.length);
+  assert.ok(rows.every((r) => r.got.length <= 5 && r.got.every((name) => names.has(name))));
+  assert.equal(summary.counts.top3, rows.filter((r) => r.rank >= 0 && r.rank < 3).length);
+
+  const { spawnSync } = await import('node:child_process');
+  const script = new URL('../bench/eval-tool-search.mjs', import.meta.url).pathname;
+  const run = spawnSync(process.execPath, [script, '--executor=semantic'], { encoding: 'utf8', timeout: 60_000 });
+  if (typeof (await import('@devcodex/capability-graph')).semanticExecutor === 'function') {
+    assert.equal(run.status, 0, run.stderr);
+  } else {
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /the semantic executor is not available/);
+    assert.equal(run.stdout, '');
+  }
+});
