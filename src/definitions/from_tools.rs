@@ -233,34 +233,37 @@ fn read_parameters<'v>(schema: &'v Value, path: &str) -> Result<Vec<Parameter<'v
     Ok(out)
 }
 
-/// The first sentence of `text` (up to `. `, `! `, `? ` or a line break), at most
-/// `WHEN_TO_USE_BYTES`, cut at a character boundary.
-fn first_sentence(text: &str) -> &str {
+/// The first sentence of `text`: up to a line break, or a `.`, `!` or `?` followed by white
+/// space and no lower-case letter (`e.g. a file` goes on), at most `WHEN_TO_USE_BYTES`, cut at a
+/// character boundary; `None` when that is blank.
+fn first_sentence(text: &str) -> Option<&str> {
     let text = text.trim_start();
-    let mut end = text.len();
     let bytes = text.as_bytes();
+    let mut end = text.len();
     for (i, &b) in bytes.iter().enumerate() {
         if b == b'\n' || b == b'\r' {
             end = i;
             break;
         }
-        if matches!(b, b'.' | b'!' | b'?')
-            && bytes.get(i + 1).is_none_or(|c| c.is_ascii_whitespace())
-        {
-            end = i + 1;
-            break;
+        if matches!(b, b'.' | b'!' | b'?') {
+            let rest = &bytes[i + 1..];
+            let next = rest.iter().position(|c| !c.is_ascii_whitespace());
+            let ends = match next {
+                None => true,
+                Some(0) => false,
+                Some(n) => !rest[n].is_ascii_lowercase(),
+            };
+            if ends {
+                end = i + 1;
+                break;
+            }
         }
     }
     let mut end = end.min(WHEN_TO_USE_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let s = text[..end].trim_end();
-    if is_blank(s) {
-        text.trim_end()
-    } else {
-        s
-    }
+    Some(text[..end].trim_end()).filter(|s| !is_blank(s))
 }
 
 /// The capability of one tool: its name (title, else the tool name's words), description,
@@ -274,10 +277,10 @@ fn capability(tool: &Tool, id: &str) -> Result<Value> {
     };
     let name = tool.title.map_or(spoken, str::to_owned);
     let description = tool.description.unwrap_or(&name).to_owned();
-    let when_to_use = match tool.description {
-        Some(d) => first_sentence(d).to_owned(),
-        None => name.clone(),
-    };
+    let when_to_use = tool
+        .description
+        .and_then(first_sentence)
+        .map_or_else(|| name.clone(), str::to_owned);
     let examples: Vec<String> = tool
         .parameters
         .iter()
@@ -739,6 +742,34 @@ mod tests {
         ));
         assert_eq!(e["code"], "CG_INPUT_TOO_LARGE");
         assert_eq!(e["details"]["field"], "tools[0]");
+    }
+
+    #[test]
+    fn when_to_use_is_the_first_sentence_of_the_description() {
+        for (description, when) in [
+            ("Send an email. Attachments too.", "Send an email."),
+            (
+                "Find files, e.g. by name. Or by type.",
+                "Find files, e.g. by name.",
+            ),
+            ("List pods\nwith their status", "List pods"),
+            ("Is it up? Ask.", "Is it up?"),
+            ("Version 1.2 of the API.", "Version 1.2 of the API."),
+            ("\u{feff}\nStill here", "ping"),
+        ] {
+            let out = built(json!([{ "name": "ping", "description": description }]));
+            assert_eq!(
+                out["definition"]["capabilities"][0]["whenToUse"], when,
+                "{description:?}"
+            );
+        }
+        let long = format!("{}é done.", "a".repeat(WHEN_TO_USE_BYTES - 1));
+        let out = built(json!([{ "name": "ping", "description": long }]));
+        let when = out["definition"]["capabilities"][0]["whenToUse"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(when, "a".repeat(WHEN_TO_USE_BYTES - 1));
     }
 
     #[test]
