@@ -154,3 +154,31 @@ test('the tool-search evaluation: at least 60 requests, each naming one of the 1
     assert.equal(run.stdout, '');
   }
 });
+
+test('an AI SDK tool set with Zod 4 schemas (Standard JSON Schema), as tool({ inputSchema: z.object(...) }) holds them', async (t) => {
+  // Zod comes with the MCP SDK (a devDependency); not a dependency of this package.
+  const zod = await import('zod').catch(() => undefined);
+  if (zod === undefined || typeof zod.z.object({})['~standard']?.jsonSchema?.input !== 'function') return t.skip('no Zod with Standard JSON Schema installed');
+  const { z } = zod;
+  const tools = {
+    getWeather: { description: 'Current weather for a city.', inputSchema: z.object({ city: z.string().describe('City name'), unit: z.enum(['celsius', 'fahrenheit']) }), execute: async () => ({}) },
+  };
+  const { definition } = providerFromTools(options(tools));
+  assert.deepEqual(definition.capabilities[0].examples, ['city: City name', 'unit (one of: celsius, fahrenheit)']);
+});
+
+test('the example tool server serves its 150 tools over stdio too', async () => {
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const script = new URL('../examples/tool-search/server.mjs', import.meta.url).pathname;
+  const client = new Client({ name: 'host', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [script], stderr: 'pipe' }));
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), TOOLS.map((t) => t.name));
+    const { capabilityIds } = providerFromTools(options(tools));
+    assert.equal(capabilityIds.get('drive-upload-file'), 'drive_upload_file');
+    assert.equal(capabilityIds.get('calendarCreateEvent'), 'calendar_create_event');
+  } finally {
+    await client.close();
+  }
+});
