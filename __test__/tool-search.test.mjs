@@ -182,3 +182,8 @@ test('the example tool server serves its 150 tools over stdio too', async () => 
     await client.close();
   }
 });
+
+test('a converted schema past the walk bound is CG_INPUT_TOO_LARGE at its tool', () => {
+  const huge = { [Symbol.for('vercel.ai.schema')]: true, jsonSchema: { type: 'object', examples: new Array(2_000_001).fill(0) } };
+  throwsWith(() => providerFromTools(options({ x: { inputSchema: huge } })), 'CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { field: 'tools.x.inputSchema', limit: 2_000_000 });
+});

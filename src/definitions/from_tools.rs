@@ -52,17 +52,18 @@ fn key_path(path: &str, key: &str) -> String {
     }
 }
 
-/// What the walk refuses past its bounds: the whole value, before any other rule.
-fn check_walk(options: &Value) -> Result<()> {
+/// What the walk refuses past its bounds: the whole value, before any other rule; or a schema
+/// object the JS layer converted, walked on its own (`field` its path).
+fn check_walk_at(options: &Value, field: &str) -> Result<()> {
     match options
         .get(crate::json::NON_JSON_KEY)
         .and_then(Value::as_str)
     {
         Some("too_many_values") => {
-            Err(input_too_large("$", WALK_MAX_VALUES).detail("reason", "argument_values"))
+            Err(input_too_large(field, WALK_MAX_VALUES).detail("reason", "argument_values"))
         }
         Some("too_many_chars") => {
-            Err(input_too_large("$", WALK_MAX_CHARS).detail("reason", "argument_chars"))
+            Err(input_too_large(field, WALK_MAX_CHARS).detail("reason", "argument_chars"))
         }
         _ => Ok(()),
     }
@@ -184,6 +185,7 @@ fn read_tool<'v>(v: &'v Value, path: String, keyed_name: Option<&'v str>) -> Res
 
 /// The top-level properties of an input schema, in its order.
 fn read_parameters<'v>(schema: &'v Value, path: &str) -> Result<Vec<Parameter<'v>>> {
+    check_walk_at(schema, path)?;
     let schema = plain_object(schema).ok_or_else(|| input_invalid(path, "JSON Schema object"))?;
     let Some(properties) = optional(schema, "properties") else {
         return Ok(Vec::new());
@@ -354,7 +356,7 @@ fn capability_ids(names: &[&str]) -> Option<Vec<String>> {
 /// `providerFromTools(options)`: the definition and, in the tools' order, each tool's name and
 /// capability ID.
 pub fn provider_from_tools(options: &Value) -> Result<Value> {
-    check_walk(options)?;
+    check_walk_at(options, "$")?;
     let map = plain_object(options).ok_or_else(|| input_invalid("$", "object"))?;
     if let Some(k) = map.keys().find(|k| !OPTION_KEYS.contains(&k.as_str())) {
         return Err(input_invalid(
