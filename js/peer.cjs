@@ -10,17 +10,23 @@ const MCP_SDK = '@modelcontextprotocol/sdk';
 /** True when `error` says `pkg` itself cannot be found (not some file inside it, not its deps). */
 function isMissing(error, pkg) {
   const code = error?.code;
-  return (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String(error.message).includes(`'${pkg}`);
+  if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') return false;
+  // The request is quoted in the message: `pkg` alone or a subpath of it ('ai' is not 'aiohttp').
+  const message = String(error.message);
+  return message.includes(`'${pkg}'`) || message.includes(`'${pkg}/`);
 }
 
-/** `require` of `subpath` of the MCP SDK, or CG_CONFIG_INVALID / check_config with details.package. */
-function requireMcpSdk(subpath) {
+/** `require` of `pkg` (or its `subpath`), or CG_CONFIG_INVALID / check_config with details.package. */
+function requirePeer(pkg, subpath) {
   try {
-    return require(`${MCP_SDK}/${subpath}`);
+    return require(subpath === undefined ? pkg : `${pkg}/${subpath}`);
   } catch (error) {
-    if (!isMissing(error, MCP_SDK)) throw error;
-    throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', nextAction: 'check_config', details: { package: MCP_SDK } });
+    if (!isMissing(error, pkg)) throw error;
+    throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', nextAction: 'check_config', details: { package: pkg } });
   }
 }
 
-module.exports = { requireMcpSdk, isMissing };
+/** `require` of `subpath` of the MCP SDK, as requirePeer. */
+const requireMcpSdk = (subpath) => requirePeer(MCP_SDK, subpath);
+
+module.exports = { requireMcpSdk, requirePeer, isMissing };

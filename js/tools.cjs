@@ -609,6 +609,10 @@ function citedIds(graph, bound, entries) {
   };
 }
 
+/** The adapters createToolAdapter made: the agent SDK helpers take only these. */
+const ADAPTERS = new WeakSet();
+const isToolAdapter = (value) => ADAPTERS.has(value);
+
 /**
  * @param graph a CapabilityGraph or a BoundProviderGraph
  * @param options { prefix = '', tools?, documentBodies = false, entryPoints?, dialect = 'json-schema' }
@@ -702,8 +706,11 @@ function createToolAdapter(graph, options = {}) {
 
   const listed = new Set(available.map((t) => t.name));
   const instructions = walkInstructions((n) => (listed.has(n) ? `\`${prefix}${n}\`` : undefined), ex, bound);
-  return Object.freeze({ tools: Object.freeze(tools), call, has: (name) => byName.has(name), dialect, instructions });
+  const adapter = Object.freeze({ tools: Object.freeze(tools), call, has: (name) => byName.has(name), dialect, instructions });
+  ADAPTERS.add(adapter);
+  return adapter;
 }
+
 
 /**
  * What a server built on these tools tells the model first: the progressive walk (entry points
@@ -758,4 +765,4 @@ async function listEntryPoints(graph, entries, args) {
   return { items, meta: { ...meta, completeness: items.every((s) => s.ok) ? 'complete' : 'partial' } };
 }
 
-module.exports = { createToolAdapter };
+module.exports = { createToolAdapter, isToolAdapter };

@@ -1,0 +1,76 @@
+// The agent SDK subpaths as a whole: they load no SDK until a helper runs, a missing SDK is
+// CG_CONFIG_INVALID naming the package to install, and the plain-JSON helpers need none.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { repoRoot } from './helpers.mjs';
+
+const SUBPATHS = ['ai-sdk', 'openai-agents', 'openai', 'anthropic', 'langchain'];
+const preload = path.join(repoRoot, '__test__', 'fixtures', 'without-agent-sdks.cjs');
+
+/** Runs `body` (CommonJS, `adapter` in scope) in a child without the agent SDKs; prints its JSON. */
+function withoutSdks(body, { esm = false } = {}) {
+  const load = esm ? (p) => `await import('@devcodex/capability-graph/${p}')` : (p) => `require('@devcodex/capability-graph/${p}')`;
+  const code = `
+    (async () => {
+      const { CapabilityGraph, createToolAdapter, GraphError, seedProviderRoot } = require('@devcodex/capability-graph');
+      const graph = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: seedProviderRoot, definitionLayout: 'directory' } }] });
+      const adapter = createToolAdapter(graph, { dialect: 'strict' });
+      const sdk = { ${SUBPATHS.map((p) => `'${p}': ${load(p)}`).join(', ')} };
+      const attempt = (fn) => { try { return { value: fn() }; } catch (e) { return { isGraphError: e instanceof GraphError, error: e.toJSON ? e.toJSON() : String(e) }; } };
+      const out = await (async () => { ${body} })();
+      await graph.close();
+      console.log(JSON.stringify(out));
+    })();`;
+  return JSON.parse(execFileSync(process.execPath, ['-r', preload, '-e', code], { cwd: repoRoot, encoding: 'utf8' }));
+}
+
+test('without its SDK installed, a helper names the package to install (CG_CONFIG_INVALID / check_config), through require and import', () => {
+  for (const esm of [false, true]) {
+    const out = withoutSdks(
+      `return {
+        ai: attempt(() => sdk['ai-sdk'].aiSdkTools(adapter)),
+        agents: attempt(() => sdk['openai-agents'].openaiAgentsTools(adapter)),
+        langchain: attempt(() => sdk.langchain.langchainTools(adapter)),
+        chat: attempt(() => sdk.openai.openaiChatTools(adapter).length),
+        responses: attempt(() => sdk.openai.openaiResponsesTools(adapter).length),
+        anthropic: attempt(() => sdk.anthropic.anthropicTools(adapter).length),
+        tools: adapter.tools.length,
+      };`,
+      { esm },
+    );
+    for (const [key, pkg] of [['ai', 'ai'], ['agents', '@openai/agents'], ['langchain', '@langchain/core']]) {
+      assert.deepEqual(out[key], {
+        isGraphError: true,
+        error: { code: 'CG_CONFIG_INVALID', phase: 'config', message: 'Configuration is invalid', nextAction: 'check_config', details: { package: pkg } },
+      }, `${key} (${esm ? 'import' : 'require'})`);
+    }
+    // The OpenAI and Anthropic helpers are plain JSON: they need no SDK at all.
+    for (const key of ['chat', 'responses', 'anthropic']) assert.deepEqual(out[key], { value: out.tools }, key);
+  }
+});
+
+test('loading the SDK subpaths loads no SDK', () => {
+  const code = `
+    ${SUBPATHS.map((p) => `require('@devcodex/capability-graph/${p}');`).join('\n')}
+    const loaded = Object.keys(require.cache).filter((f) => /node_modules[\\\\/](ai|openai|@openai[\\\\/]agents[^\\\\/]*|@anthropic-ai|@langchain|@ai-sdk)[\\\\/]/.test(f));
+    console.log(JSON.stringify(loaded));`;
+  assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['-e', code], { cwd: repoRoot, encoding: 'utf8' })), []);
+});
+
+test('the package declares each SDK an optional peer and exports each subpath with its types', async () => {
+  const { default: manifest } = await import('../package.json', { with: { type: 'json' } });
+  for (const pkg of ['ai', '@openai/agents', 'openai', '@anthropic-ai/sdk', '@langchain/core']) {
+    assert.ok(manifest.peerDependencies[pkg], `${pkg} is a peer`);
+    assert.deepEqual(manifest.peerDependenciesMeta[pkg], { optional: true }, `${pkg} is optional`);
+    assert.ok(manifest.devDependencies[pkg], `${pkg} is tested`);
+  }
+  assert.equal(manifest.dependencies, undefined, 'no runtime dependency');
+  for (const subpath of SUBPATHS) {
+    assert.deepEqual(manifest.exports[`./${subpath}`], {
+      import: { types: `./js/${subpath}.d.mts`, default: `./js/${subpath}.mjs` },
+      require: { types: `./js/${subpath}.d.cts`, default: `./js/${subpath}.cjs` },
+    });
+  }
+});
