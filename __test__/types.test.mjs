@@ -3,6 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { repoRoot } from './helpers.mjs';
@@ -24,7 +25,9 @@ test('index.d.ts type-checks a consumer under exactOptionalPropertyTypes (an und
 });
 
 test('the shipped declarations cite no document the package does not ship', () => {
-  for (const file of ['index.d.ts', 'index.d.mts']) {
+  const helpers = fs.readdirSync(path.join(repoRoot, 'js')).filter((f) => /\.d\.[cm]ts$/.test(f)).map((f) => path.join('js', f));
+  assert.ok(helpers.length >= 10, 'the SDK helpers ship their declarations');
+  for (const file of ['index.d.ts', 'index.d.mts', ...helpers]) {
     const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
     assert.doesNotMatch(text, /\bSPEC\b|§/, `${file} cites a document outside the package`);
   }
@@ -39,4 +42,39 @@ test("the shipped JavaScript's comments cite no document the package does not sh
   // Knowledge IDs such as 'SPEC-01' are data, not citations: a citation names a section.
   const cited = shipped.filter((f) => /\bSPEC\s*§|§\s*\d|\breference\/[\w-]+\.md/.test(fs.readFileSync(path.join(repoRoot, f), 'utf8')));
   assert.deepEqual(cited, []);
+});
+
+test("the agent SDK helpers' types go into each SDK's own API with no cast (ESM and CJS, exactOptionalPropertyTypes)", () => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  // skipLibCheck: the SDKs' own declarations do not all compile without their optional extras.
+  const run = spawnSync(process.execPath, [tsc, '-p', path.join(repoRoot, '__test__', 'types', 'tsconfig.sdks.json')], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+});
+
+test('the agent SDK helpers compile for a consumer that installed none of the SDKs (their types are any)', () => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cg-types-'));
+  try {
+    // The package's declarations alone, as installed without any optional peer.
+    const installed = path.join(dir, 'node_modules', '@devcodex', 'capability-graph');
+    fs.mkdirSync(path.join(installed, 'js'), { recursive: true });
+    for (const file of ['package.json', 'index.d.ts', 'index.d.mts']) fs.copyFileSync(path.join(repoRoot, file), path.join(installed, file));
+    for (const file of fs.readdirSync(path.join(repoRoot, 'js')).filter((f) => /\.d\.[cm]ts$/.test(f))) {
+      fs.copyFileSync(path.join(repoRoot, 'js', file), path.join(installed, 'js', file));
+    }
+    const subpaths = { 'ai-sdk': ['aiSdkTools'], 'openai-agents': ['openaiAgentsTools'], openai: ['openaiChatTools', 'openaiResponsesTools'], anthropic: ['anthropicTools'], langchain: ['langchainTools'] };
+    const lines = ["import { createToolAdapter, type CapabilityGraph } from '@devcodex/capability-graph';", 'declare const graph: CapabilityGraph;', "const adapter = createToolAdapter(graph, { dialect: 'strict' });"];
+    for (const [subpath, names] of Object.entries(subpaths)) {
+      lines.push(`import { ${names.join(', ')} } from '@devcodex/capability-graph/${subpath}';`);
+      for (const name of names) lines.push(`export const ${name}Result = ${name}(adapter);`);
+    }
+    fs.writeFileSync(path.join(dir, 'consumer.mts'), lines.join('\n'));
+    fs.writeFileSync(path.join(dir, 'consumer.cts'), lines.join('\n'));
+    const config = { compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: false, types: [] }, files: ['consumer.mts', 'consumer.cts'] };
+    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(config));
+    const run = spawnSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
