@@ -1,4 +1,7 @@
-// Types of @devcodex/capability-graph/ai-sdk: the Tool Adapter as Vercel AI SDK tools.
+/**
+ * Types of @devcodex/capability-graph/ai-sdk: the Tool Adapter as Vercel AI SDK tools.
+ * @module @devcodex/capability-graph/ai-sdk
+ */
 import type { MatchResult, ToolAdapter, ToolOutcome } from '../index.js';
 
 /** The adapter's tools as AI SDK tools, keyed by tool name (for `generateText({ tools })`). */

@@ -1,4 +1,7 @@
-// Types of @devcodex/capability-graph/langchain: the Tool Adapter as LangChain.js structured tools.
+/**
+ * Types of @devcodex/capability-graph/langchain: the Tool Adapter as LangChain.js structured tools.
+ * @module @devcodex/capability-graph/langchain
+ */
 import type { ToolAdapter } from '../index.js';
 
 /** A structured tool of `@langchain/core` (for `model.bindTools(tools)` and agents). */

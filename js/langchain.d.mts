@@ -1,5 +1,8 @@
-// The ESM entry's types: as the CommonJS entry's, with LangChain's own ESM declarations (it ships
-// one set per module system, and a consumer's tools must be of the set it imports).
+/**
+ * The ESM entry's types: as the CommonJS entry's, with LangChain's own ESM declarations (it ships
+ * one set per module system, and a consumer's tools must be of the set it imports).
+ * @module @devcodex/capability-graph/langchain
+ */
 import type { ToolAdapter } from '../index.js';
 
 /** A structured tool of `@langchain/core` (for `model.bindTools(tools)` and agents). */

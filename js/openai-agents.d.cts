@@ -1,4 +1,7 @@
-// Types of @devcodex/capability-graph/openai-agents: the Tool Adapter as OpenAI Agents SDK tools.
+/**
+ * Types of @devcodex/capability-graph/openai-agents: the Tool Adapter as OpenAI Agents SDK tools.
+ * @module @devcodex/capability-graph/openai-agents
+ */
 import type { ToolAdapter } from '../index.js';
 
 /** A strict function tool of the Agents SDK (for `new Agent({ tools })`). */

@@ -1,6 +1,9 @@
-// Types of @devcodex/capability-graph/openai: the Tool Adapter as OpenAI function tools (Chat
-// Completions and Responses) and a dispatcher for the model's calls. Plain JSON shapes: they
-// need no OpenAI package and are assignable to the official client's types.
+/**
+ * Types of @devcodex/capability-graph/openai: the Tool Adapter as OpenAI function tools (Chat
+ * Completions and Responses) and a dispatcher for the model's calls. Plain JSON shapes: they
+ * need no OpenAI package and are assignable to the official client's types.
+ * @module @devcodex/capability-graph/openai
+ */
 import type { ToolAdapter, ToolDefinition } from '../index.js';
 
 /** A Chat Completions function tool (`strict` true in the strict dialect). */
@@ -33,9 +36,18 @@ export interface OpenAIFunctionCallOutput {
 }
 
 /** A Chat Completions tool call (`message.tool_calls[i]`). */
-export interface OpenAIChatToolCall {
-  id: string;
-  type: 'function' | 'custom';
+export type OpenAIChatToolCall =
+  | { id: string; type: 'function'; function: { name: string; arguments: string } }
+  | { id: string; type: 'custom'; custom: { name: string; input: string } };
+
+/** A Responses function call (an item of `response.output`). */
+export interface OpenAIFunctionCall {
+  type: 'function_call';
+  call_id: string;
+  name: string;
+  arguments: string;
+  id?: string | undefined;
+  status?: string | undefined;
 }
 
 export interface HandleToolCallsOptions {
@@ -54,4 +66,4 @@ export declare function openaiResponsesTools(adapter: ToolAdapter): OpenAIRespon
 export declare function handleToolCalls(adapter: ToolAdapter, calls: readonly OpenAIChatToolCall[] | undefined, options?: HandleToolCallsOptions): Promise<OpenAIToolMessage[]>;
 /** Runs the calls of the adapter's tools in a Responses `output` (other items are passed over)
  *  and resolves a `function_call_output` item per call, in order. */
-export declare function handleToolCalls(adapter: ToolAdapter, output: readonly { type: string }[], options?: HandleToolCallsOptions): Promise<OpenAIFunctionCallOutput[]>;
+export declare function handleToolCalls(adapter: ToolAdapter, output: readonly (OpenAIFunctionCall | { type: string })[], options?: HandleToolCallsOptions): Promise<OpenAIFunctionCallOutput[]>;

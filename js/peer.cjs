@@ -1,7 +1,8 @@
 'use strict';
-// Optional peer packages (the MCP SDK, the Codex SDK): loaded only by the feature that needs
-// them, so the package installs and loads without them; when one is not installed, the feature
-// fails with a GraphError naming the package to install (`details.package`).
+// Optional peer packages (the MCP SDK, the Codex SDK, the agent SDKs): loaded only by the
+// feature that needs them, so the package installs and loads without them; when one is not
+// installed, the feature fails with a GraphError naming the package to install
+// (`details.package`).
 
 const { GraphError } = require('./errors.cjs');
 

@@ -81,3 +81,14 @@ export function langchain(graph: CapabilityGraph): StructuredToolInterface[] {
   void notATool;
   return tools;
 }
+
+export async function literalCalls(graph: CapabilityGraph): Promise<number> {
+  const adapter = createToolAdapter(graph, { dialect: 'strict' });
+  // Calls written out, as a host that stores or replays them does.
+  const chat = await handleToolCalls(adapter, [{ id: 'c', type: 'function', function: { name: 'list_catalog', arguments: '{}' } }]);
+  const responses = await handleToolCalls(adapter, [{ type: 'function_call', call_id: 'c', name: 'list_catalog', arguments: '{}' }]);
+  const anthropicResults = await handleToolUse(adapter, [{ type: 'text' }, { type: 'tool_use', id: 't', name: 'list_catalog', input: {} }]);
+  const asChat: OpenAIToolMessage[] = chat;
+  const asResponses: OpenAIFunctionCallOutput[] = responses;
+  return asChat.length + asResponses.length + anthropicResults.length;
+}
