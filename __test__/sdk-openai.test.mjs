@@ -83,6 +83,14 @@ test('OpenAI dispatcher: arguments that are not JSON are CG_INPUT_INVALID for th
     const outcome = JSON.parse(answer.content);
     assert.equal(outcome.ok, false);
     assert.deepEqual([outcome.error.code, outcome.error.phase, outcome.error.nextAction, outcome.error.details], ['CG_INPUT_INVALID', 'query', 'fix_input', { field: 'arguments' }]);
+    // Empty arguments are none (the verb's defaults); a call without its arguments text is refused alike.
+    const [none, missing] = await handleToolCalls(adapter, [
+      { type: 'function_call', call_id: 'a', name: 'list_catalog', arguments: '' },
+      { type: 'function_call', call_id: 'b', name: 'list_catalog' },
+    ]);
+    assert.equal(JSON.parse(none.output).ok, true);
+    assert.deepEqual(JSON.parse(missing.output).error.details, { field: 'arguments' });
+    assert.deepEqual(await handleToolCalls(adapter, undefined), []);
     await rejectsWith(handleToolCalls(adapter, 'calls'), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'calls' });
     await rejectsWith(handleToolCalls(adapter, [], { signal: 'x' }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'signal' });
     await rejectsWith(handleToolCalls({}, []), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'adapter' });

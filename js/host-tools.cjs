@@ -20,17 +20,19 @@ const schemaOf = (tool) => JSON.parse(JSON.stringify(tool.inputSchema));
 const withSignal = (signal) => (signal === undefined || signal === null ? undefined : { signal });
 
 /**
- * `adapter.call` for a call whose arguments arrive as JSON text (OpenAI's `arguments`): text
- * that is not JSON is the model's mistake to fix, CG_INPUT_INVALID (`field: 'arguments'`).
+ * `adapter.call` for a call whose arguments arrive as JSON text (OpenAI's `arguments`): empty
+ * text is no arguments (models send it for a call without any); text that is not JSON is the
+ * model's mistake to fix, CG_INPUT_INVALID (`field: 'arguments'`).
  */
 async function callWithText(adapter, name, text, signal) {
+  if (typeof text !== 'string') return { ok: false, error: inputInvalid('arguments').toJSON() };
+  if (text.trim() === '') return adapter.call(name, undefined, withSignal(signal));
   let args;
   try {
-    args = typeof text === 'string' ? JSON.parse(text) : undefined;
+    args = JSON.parse(text);
   } catch {
-    args = undefined;
+    return { ok: false, error: inputInvalid('arguments').toJSON() };
   }
-  if (args === undefined) return { ok: false, error: inputInvalid('arguments').toJSON() };
   return adapter.call(name, args, withSignal(signal));
 }
 

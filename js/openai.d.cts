@@ -62,7 +62,8 @@ export declare function openaiResponsesTools(adapter: ToolAdapter): OpenAIRespon
 
 /** Runs the calls of the adapter's tools in a Chat Completions message's `tool_calls` (undefined:
  *  none) and resolves a tool message per call, in order; calls of other tools are left to you.
- *  Arguments that are not JSON come back as `CG_INPUT_INVALID` (`field: 'arguments'`). */
+ *  Empty arguments are none; arguments that are not JSON come back as `CG_INPUT_INVALID`
+ *  (`field: 'arguments'`). */
 export declare function handleToolCalls(adapter: ToolAdapter, calls: readonly OpenAIChatToolCall[] | undefined, options?: HandleToolCallsOptions): Promise<OpenAIToolMessage[]>;
 /** Runs the calls of the adapter's tools in a Responses `output` (other items are passed over)
  *  and resolves a `function_call_output` item per call, in order. */
