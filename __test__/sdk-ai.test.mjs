@@ -2,10 +2,10 @@
 // mock model: a model that calls a tool gets the adapter's JSON, an error as { ok: false, error }.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { CapabilityGraph, lexicalExecutor } from '@devcodex/capability-graph';
+import { CapabilityGraph, lexicalExecutor, providerFromTools } from '@devcodex/capability-graph';
 import { aiSdkTools, activeToolsFromMatch } from '@devcodex/capability-graph/ai-sdk';
 import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, loadSdk, modelArgs, seedAdapter } from './sdk-fixtures.mjs';
-import { cap, inline, throwsWith } from './helpers.mjs';
+import { throwsWith } from './helpers.mjs';
 
 const { sdk: ai, skip } = await loadSdk('ai');
 const mock = skip ? undefined : await import('ai/test');
@@ -75,26 +75,25 @@ test('AI SDK: arguments the verbs refuse come back as CG_INPUT_INVALID, not as a
 });
 
 test('AI SDK: activeTools from a match answer names the tools its capabilities stand for', { skip }, async () => {
-  const graph = await CapabilityGraph.open({
-    providers: [inline('host.tools', [cap('weather', { name: 'Weather', description: 'Current weather for a city.', whenToUse: 'The user asks about the weather in a city.' }), cap('clock', { name: 'Clock', description: 'The current time in a time zone.', whenToUse: 'The user asks what time it is.' })])],
-    executor: lexicalExecutor(),
-  });
+  const schema = (key) => ai.jsonSchema({ type: 'object', properties: { [key]: { type: 'string' } }, required: [key], additionalProperties: false });
+  const tools = {
+    get_weather: ai.tool({ description: 'Current weather for a city.', inputSchema: schema('city'), execute: async () => 'sunny' }),
+    get_time: ai.tool({ description: 'The current time in a time zone.', inputSchema: schema('zone'), execute: async () => 'noon' }),
+  };
+  // The tool-search recipe: the host's tools as a provider, match, the names back.
+  const { definition, toolNames } = providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools });
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], executor: lexicalExecutor() });
   try {
     const answer = await graph.match({ intent: 'the current weather in a city' });
     assert.equal(answer.status, 'matched');
-    const toolNames = { 'host.tools::weather': 'get_weather', 'host.tools::clock': 'get_time' };
-    const activeTools = activeToolsFromMatch(answer, toolNames);
+    const activeTools = activeToolsFromMatch(answer, toolNames, tools);
     assert.deepEqual(activeTools, ['get_weather']);
-    // By local capability ID, a Map or a function alike.
-    assert.deepEqual(activeToolsFromMatch(answer, new Map([['weather', 'get_weather']])), ['get_weather']);
-    assert.deepEqual(activeToolsFromMatch(answer, (id) => (id === 'host.tools::weather' ? 'get_weather' : undefined)), ['get_weather']);
+    // By qualified ID in an object, or a function, alike; a name the tool set lacks is left out.
+    assert.deepEqual(activeToolsFromMatch(answer, { 'host.tools::get_weather': 'get_weather' }), ['get_weather']);
+    assert.deepEqual(activeToolsFromMatch(answer, (id) => (id === 'host.tools::get_weather' ? 'get_weather' : undefined)), ['get_weather']);
+    assert.deepEqual(activeToolsFromMatch(answer, new Map([['get_weather', 'weather_v1']]), tools), []);
     assert.deepEqual(activeToolsFromMatch(await graph.match({ intent: 'zzzz qqqq' }), toolNames), []);
 
-    const schema = ai.jsonSchema({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false });
-    const tools = {
-      get_weather: ai.tool({ description: 'Weather', inputSchema: schema, execute: async () => 'sunny' }),
-      get_time: ai.tool({ description: 'Time', inputSchema: schema, execute: async () => 'noon' }),
-    };
     const { model, seen } = callingModel([{ name: 'get_weather', args: { city: 'Paris' } }]);
     const result = await ai.generateText({ model, tools, activeTools, stopWhen: ai.stepCountIs(2), prompt: 'weather in Paris?' });
     assert.deepEqual(seen[0].tools.map((t) => t.name), ['get_weather']);
@@ -102,6 +101,7 @@ test('AI SDK: activeTools from a match answer names the tools its capabilities s
 
     throwsWith(() => activeToolsFromMatch({ status: 'matched' }, toolNames), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'answer' });
     throwsWith(() => activeToolsFromMatch(answer, 'get_weather'), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'toolNames' });
+    throwsWith(() => activeToolsFromMatch(answer, toolNames, ['get_weather']), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'tools' });
   } finally {
     await graph.close();
   }

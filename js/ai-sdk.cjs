@@ -30,16 +30,19 @@ function aiSdkTools(adapter) {
 /**
  * The tool names a `match` answer stands for, in its order, each once: `toolNames` maps a
  * capability (qualified ID, or its local capability ID) to the name of the tool it describes, as
- * a plain object, a Map or a function. A match without a tool name is left out.
+ * a plain object, a Map (providerFromTools's `toolNames`) or a function. A match without a tool
+ * name is left out, and so, when `tools` (the tool set) is given, is a name it does not hold.
  */
-function activeToolsFromMatch(answer, toolNames) {
+function activeToolsFromMatch(answer, toolNames, tools) {
   if (answer === null || typeof answer !== 'object' || !Array.isArray(answer.matches)) throw inputInvalid('answer');
   const lookup = nameLookup(toolNames);
+  if (tools !== undefined && (tools === null || typeof tools !== 'object' || Array.isArray(tools))) throw inputInvalid('tools');
   const names = [];
   for (const m of answer.matches) {
     if (m === null || typeof m !== 'object' || typeof m.qualifiedId !== 'string') throw inputInvalid('answer');
     const name = lookup(m.qualifiedId, m.id?.capabilityId);
-    if (name !== undefined && !names.includes(name)) names.push(name);
+    if (name === undefined || names.includes(name)) continue;
+    if (tools === undefined || Object.hasOwn(tools, name)) names.push(name);
   }
   return names;
 }

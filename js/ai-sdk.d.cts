@@ -27,3 +27,6 @@ export declare function aiSdkTools(adapter: ToolAdapter): AiSdkToolSet;
  *  A value that is no match answer is `CG_INPUT_INVALID` (`field: 'answer'`), a bad table or
  *  name `field: 'toolNames'`. */
 export declare function activeToolsFromMatch<NAME extends string>(answer: MatchResult, toolNames: ToolNamesByCapability<NAME>): NAME[];
+/** As above, keeping only the names of `tools` (the tool set given to the SDK), so the result
+ *  types as its `activeTools` (a tool set that is not an object is `field: 'tools'`). */
+export declare function activeToolsFromMatch<TOOLS extends object>(answer: MatchResult, toolNames: ToolNamesByCapability, tools: TOOLS): Array<keyof TOOLS & string>;

@@ -1,6 +1,6 @@
 // Compiled by types.test.mjs: each SDK helper's result goes into that SDK's own API with no cast,
 // under --strict and exactOptionalPropertyTypes.
-import { CapabilityGraph, createToolAdapter, type MatchResult } from '@devcodex/capability-graph';
+import { CapabilityGraph, createToolAdapter, type MatchResult, type ToolProvider } from '@devcodex/capability-graph';
 import { aiSdkTools, activeToolsFromMatch, type AiSdkToolSet } from '@devcodex/capability-graph/ai-sdk';
 import { openaiAgentsTools } from '@devcodex/capability-graph/openai-agents';
 import { handleToolCalls, openaiChatTools, openaiResponsesTools, type OpenAIToolMessage, type OpenAIFunctionCallOutput } from '@devcodex/capability-graph/openai';
@@ -30,6 +30,10 @@ export async function aiSdk(graph: CapabilityGraph, answer: MatchResult): Promis
   const toolNames = { 'host.tools::weather': 'get_weather', 'host.tools::clock': 'get_time' } as const;
   const activeTools = activeToolsFromMatch(answer, toolNames);
   await generateText({ model, tools: hostTools, activeTools, prompt: 'weather?' });
+  // The tool-search recipe: a Map like providerFromTools's toolNames, narrowed to the tool set.
+  const fromTools: ToolProvider['toolNames'] = new Map([['weather', 'get_weather']]);
+  const narrowed = activeToolsFromMatch(answer, fromTools, hostTools);
+  await generateText({ model, tools: hostTools, activeTools: narrowed, prompt: 'weather?' });
   // @ts-expect-error -- a table names tools, not numbers
   activeToolsFromMatch(answer, { a: 1 });
   // @ts-expect-error -- the tools are the SDK's, not any
