@@ -7,6 +7,7 @@
 pub mod config;
 pub mod cursor;
 pub mod definitions;
+pub mod encoder;
 pub mod engine;
 pub mod error;
 pub mod fsx;
