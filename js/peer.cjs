@@ -30,4 +30,20 @@ function requirePeer(pkg, subpath) {
 /** `require` of `subpath` of the MCP SDK, as requirePeer. */
 const requireMcpSdk = (subpath) => requirePeer(MCP_SDK, subpath);
 
-module.exports = { requireMcpSdk, requirePeer, isMissing };
+/**
+ * The entry file of optional package `pkg`: installed beside this package, or else in the host's
+ * own project (the working directory), where a host that installed it as its dependency put it
+ * when this package is linked or installed elsewhere. null when neither has it.
+ */
+function resolvePeer(pkg) {
+  for (const options of [undefined, { paths: [process.cwd()] }]) {
+    try {
+      return require.resolve(pkg, options);
+    } catch (error) {
+      if (!isMissing(error, pkg)) throw error;
+    }
+  }
+  return null;
+}
+
+module.exports = { requireMcpSdk, requirePeer, isMissing, resolvePeer };
