@@ -51,6 +51,13 @@ console.log(`packed: ${mainInfo.name} ${(mainInfo.size / 1024).toFixed(1)} KB ($
 check(mainInfo.size <= 400 * 1024, `main package packs to ${mainInfo.size} bytes (at most 400 KB)`);
 check(platformInfo.size <= 3 * 1024 * 1024, `${PLATFORM} packs to ${platformInfo.size} bytes (at most 3 MB)`);
 check(mainInfo.files.every((f) => !f.path.endsWith('.node')), 'no binary in the main package');
+check(mainInfo.files.every((f) => !f.path.startsWith('packages/') && !f.path.endsWith('model.bin')), 'no weights in the main package');
+// The encoder's weights package, built by `npm run build:model` before this script runs.
+const modelDir = path.join(repo, 'packages', 'minilm');
+const [modelInfo] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: modelDir }).stdout);
+const modelRecord = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8'));
+console.log(`packed: ${modelInfo.name} ${(modelInfo.size / 1024 / 1024).toFixed(2)} MB (${modelInfo.entryCount} files, ${(modelInfo.unpackedSize / 1024 / 1024).toFixed(2)} MB unpacked)`);
+check(['model.bin', 'vocab.txt', 'model.json', 'LICENSE', 'NOTICE'].every((f) => modelInfo.files.some((e) => e.path === f)), 'the weights package holds its weights, vocabulary, LICENSE and NOTICE');
 // The types resolve right for every module system (no --ignore-rules).
 run(path.join(repo, 'node_modules', '.bin', 'attw'), [path.join(packDir, mainInfo.filename)], { cwd: repo, stdio: 'inherit' });
 
@@ -91,6 +98,8 @@ packages:
     publish: $authenticated
     proxy: upstream
 log: { type: stdout, format: pretty, level: warn }
+# The weights package publishes ~23 MB (more as the JSON body npm sends).
+max_body_size: 200mb
 `,
 );
 const verdaccio = spawn(process.execPath, [path.join(repo, 'node_modules', 'verdaccio', 'bin', 'verdaccio'), '--config', config, '--listen', `127.0.0.1:${port}`], {
@@ -121,6 +130,7 @@ const publishEnv = { ...process.env, npm_config_userconfig: publisherRc, npm_con
 // The platform package first (its prepublishOnly refuses a debug build), then the main package.
 run('npm', ['publish'], { cwd: platformDir, env: publishEnv, stdio: 'inherit' });
 run('npm', ['publish', path.join(packDir, mainInfo.filename)], { cwd: packDir, env: publishEnv, stdio: 'inherit' });
+run('npm', ['publish', path.join(packDir, modelInfo.filename)], { cwd: packDir, env: publishEnv, stdio: 'inherit' });
 
 // --- a user's clean folder -------------------------------------------------------------------------
 
@@ -169,6 +179,21 @@ function checkInstalled(dir) {
   console.log('error.mjs: exit 1, the documented stderr line');
 }
 
+/** The weights package installed beside the main one: it resolves inside `dir`, its files match their recorded hashes, and the main package's resolver finds it. */
+function checkModelInstalled(dir) {
+  const probe = `const crypto = require('node:crypto'), fs = require('node:fs'), path = require('node:path');
+const m = require('@devcodex/capability-graph-minilm');
+const hash = (f) => crypto.createHash('sha256').update(fs.readFileSync(path.join(m.modelDir, f))).digest('hex');
+const r = require(path.join(path.dirname(require.resolve('@devcodex/capability-graph/package.json')), 'js', 'model.cjs')).resolveModel();
+console.log(JSON.stringify({ dir: fs.realpathSync(m.modelDir), modelId: m.modelId, sha256: m.sha256, bin: hash('model.bin'), vocab: hash('vocab.txt'), resolved: fs.realpathSync(r.dir), resolvedId: r.id }));`;
+  const got = JSON.parse(node(dir, ['-e', probe]).stdout);
+  check(got.dir.startsWith(fs.realpathSync(dir)) && !got.dir.startsWith(repo), `the weights package resolves to ${got.dir}`);
+  check(got.bin === modelRecord.sha256 && got.sha256 === modelRecord.sha256, 'model.bin matches its SHA-256');
+  check(got.vocab === modelRecord.vocabSha256, 'vocab.txt matches its SHA-256');
+  check(got.modelId === modelRecord.modelId && got.resolvedId === got.modelId && got.resolved === got.dir, 'the main package resolves the weights package');
+  console.log(`weights package: ${got.modelId}, files match their SHA-256`);
+}
+
 step('npm install in a clean folder');
 const app = project('npm-app');
 started = Date.now();
@@ -182,6 +207,10 @@ const installed = Object.keys(lock.packages).filter((p) => p !== '');
 console.log(`installed packages: ${installed.length} (${installed.map((p) => p.replace(/^node_modules\//, '')).join(', ')})`);
 check(installed.length <= 4, `a consumer installs at most 4 packages, got ${installed.length}`);
 checkInstalled(app);
+started = Date.now();
+run('npm', ['install', '@devcodex/capability-graph-minilm'], { cwd: app, env: userEnv });
+console.log(`npm install of the weights package: ${seconds(Date.now() - started)}`);
+checkModelInstalled(app);
 
 const blockAfter = (page, heading, lang) => {
   const text = fs.readFileSync(path.join(repo, page), 'utf8');
@@ -284,6 +313,11 @@ const pnpmPackages = fs.readdirSync(path.join(pnpmApp, 'node_modules', '.pnpm'))
 console.log(`pnpm: install to first answer ${seconds(Date.now() - started)}, ${pnpmPackages.length} packages (${pnpmPackages.join(', ')})`);
 check(pnpmPackages.length <= 4, 'pnpm installs at most 4 packages');
 checkInstalled(pnpmApp);
+run('/usr/bin/node', [path.join(tools, 'pnpm', 'bin', 'pnpm.cjs'), 'add', '@devcodex/capability-graph-minilm'], {
+  cwd: pnpmApp,
+  env: { ...userEnv, npm_config_store_dir: path.join(work, 'pnpm-store') },
+});
+checkModelInstalled(pnpmApp);
 
 stopRegistry();
 fs.rmSync(work, { recursive: true, force: true });
