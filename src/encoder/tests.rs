@@ -65,6 +65,12 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[test]
+fn an_encoder_is_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Encoder>();
+}
+
+#[test]
 fn token_ids_are_the_reference_tokenizers() {
     let vocab: HashMap<String, u32> = fixture()["vocab"]
         .as_array()

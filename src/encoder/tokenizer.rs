@@ -67,13 +67,18 @@ impl Tokenizer {
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut ids = vec![self.cls];
         let limit = MAX_TOKENS - 1;
-        let normalized = normalize(text);
-        'words: for word in pre_tokenize(&normalized) {
-            for id in self.word_pieces(word) {
-                if ids.len() == limit {
-                    break 'words;
+        // Whitespace-separated runs one at a time, so a long text stops being read once the
+        // tokens are complete. The same result as the whole text at once: whitespace ends a
+        // word, and NFD never reorders across it (a space is a starter).
+        'text: for run in text.split(becomes_space).filter(|r| !r.is_empty()) {
+            let normalized = normalize(run);
+            for word in pre_tokenize(&normalized) {
+                for id in self.word_pieces(word) {
+                    if ids.len() == limit {
+                        break 'text;
+                    }
+                    ids.push(id);
                 }
-                ids.push(id);
             }
         }
         ids.push(self.sep);
@@ -121,7 +126,7 @@ impl Tokenizer {
 fn normalize(text: &str) -> String {
     let mut spaced = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c == '\0' || c == '\u{FFFD}' || is_control(c) {
+        if is_dropped(c) {
             continue;
         }
         if is_whitespace(c) {
@@ -163,6 +168,15 @@ fn pre_tokenize(text: &str) -> impl Iterator<Item = &str> {
         words.push(&text[s..]);
     }
     words.into_iter()
+}
+
+fn is_dropped(c: char) -> bool {
+    c == '\0' || c == '\u{FFFD}' || is_control(c)
+}
+
+/// What cleaning turns into a space (a control that is also whitespace, like U+000B, is dropped).
+fn becomes_space(c: char) -> bool {
+    !is_dropped(c) && is_whitespace(c)
 }
 
 fn is_whitespace(c: char) -> bool {
@@ -225,6 +239,11 @@ mod tests {
         assert_eq!(t.encode("client.configs"), [2, 14, 13, 15, 16, 3]);
         assert_eq!(t.encode(&"a".repeat(101)), [2, 1, 3]);
         assert_eq!(t.encode(""), [2, 3]);
+        // U+000B and U+0085 are controls, dropped before whitespace is made a space: they join.
+        assert_eq!(
+            t.encode("hel\u{b}lo wor\u{85}ld\u{2028}cafe"),
+            [2, 4, 5, 10, 3]
+        );
     }
 
     #[test]
