@@ -9,6 +9,24 @@ use super::weights::{Linear, Norm, Weights};
 fn linear(a: &[f32], rows: usize, l: &Linear, c: &mut [f32], accumulate: bool) {
     debug_assert_eq!(a.len(), rows * l.inp);
     debug_assert_eq!(c.len(), rows * l.out);
+    // sgemm packs the whole weight matrix on every call: for a few rows (a query) that copy is
+    // most of the cost, so short inputs read the weights in place instead. Unoptimised (debug)
+    // builds keep sgemm, which is always built optimised.
+    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
+    if rows <= SMALL_ROWS && small::available() && l.inp.is_multiple_of(8) {
+        // Safety: the CPU has AVX2 and FMA (checked), and the shapes are as asserted.
+        unsafe { small::linear(a, rows, l, c, accumulate) };
+        return;
+    }
+    sgemm_linear(a, rows, l, c, accumulate);
+}
+
+/// Up to this many rows (tokens of a mini-batch) go through the in-place kernel (measured: 11
+/// tokens 14.7 → 7.3 ms; at 61 tokens sgemm is faster, 25 vs 33 ms).
+#[cfg(all(target_arch = "x86_64", any(test, not(debug_assertions))))]
+const SMALL_ROWS: usize = 32;
+
+fn sgemm_linear(a: &[f32], rows: usize, l: &Linear, c: &mut [f32], accumulate: bool) {
     let beta = if accumulate { 1.0 } else { 0.0 };
     // Safety: every slice covers the strides given (rows × inp, out × inp read transposed,
     // rows × out), checked above in debug builds and by construction in `forward`.
@@ -33,6 +51,86 @@ fn linear(a: &[f32], rows: usize, l: &Linear, c: &mut [f32], accumulate: bool) {
     for row in c.chunks_exact_mut(l.out) {
         for (x, b) in row.iter_mut().zip(&l.b) {
             *x += b;
+        }
+    }
+}
+
+/// `c = a · wᵀ + b` reading `w` row by row where it lies: each weight row is loaded once and
+/// used for four input rows at a time (AVX2 + FMA).
+#[cfg(all(target_arch = "x86_64", any(test, not(debug_assertions))))]
+mod small {
+    use super::Linear;
+    use std::arch::x86_64::*;
+
+    pub(super) fn available() -> bool {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+
+    #[inline(always)]
+    unsafe fn hsum(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        _mm_cvtss_f32(s)
+    }
+
+    /// Safety: AVX2 and FMA present; `a` is `rows × l.inp`, `c` is `rows × l.out`, `l.inp` a
+    /// multiple of 8.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn linear(
+        a: &[f32],
+        rows: usize,
+        l: &Linear,
+        c: &mut [f32],
+        accumulate: bool,
+    ) {
+        let k = l.inp;
+        let n = l.out;
+        assert!(
+            a.len() >= rows * k && c.len() >= rows * n && l.w.len() >= n * k && k.is_multiple_of(8)
+        );
+        let ap = a.as_ptr();
+        let cp = c.as_mut_ptr();
+        let put = |r: usize, o: usize, v: f32| {
+            let dst = cp.add(r * n + o);
+            *dst = if accumulate { *dst + v } else { v } + l.b[o];
+        };
+        for o in 0..n {
+            let w = l.w.as_ptr().add(o * k);
+            let mut r = 0;
+            while r + 4 <= rows {
+                let x = [
+                    ap.add(r * k),
+                    ap.add((r + 1) * k),
+                    ap.add((r + 2) * k),
+                    ap.add((r + 3) * k),
+                ];
+                let mut acc = [_mm256_setzero_ps(); 4];
+                let mut i = 0;
+                while i < k {
+                    let wv = _mm256_loadu_ps(w.add(i));
+                    for j in 0..4 {
+                        acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x[j].add(i)), wv, acc[j]);
+                    }
+                    i += 8;
+                }
+                for (j, v) in acc.iter().enumerate() {
+                    put(r + j, o, hsum(*v));
+                }
+                r += 4;
+            }
+            while r < rows {
+                let x = ap.add(r * k);
+                let mut acc = _mm256_setzero_ps();
+                let mut i = 0;
+                while i < k {
+                    acc =
+                        _mm256_fmadd_ps(_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(w.add(i)), acc);
+                    i += 8;
+                }
+                put(r, o, hsum(acc));
+                r += 1;
+            }
         }
     }
 }
@@ -214,6 +312,35 @@ pub(crate) fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The in-place kernel against sgemm, for every row count it takes, both modes.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn small_kernel_agrees_with_sgemm() {
+        if !small::available() {
+            return;
+        }
+        let (inp, out) = (48, 24);
+        let value = |i: usize| ((i * 7919) % 211) as f32 / 105.0 - 1.0;
+        let l = Linear {
+            w: (0..inp * out).map(value).collect(),
+            b: (0..out).map(|i| value(i + 5)).collect(),
+            out,
+            inp,
+        };
+        for rows in 1..=SMALL_ROWS {
+            let a: Vec<f32> = (0..rows * inp).map(|i| value(i + 11)).collect();
+            for accumulate in [false, true] {
+                let start: Vec<f32> = (0..rows * out).map(|i| value(i + 3)).collect();
+                let (mut want, mut got) = (start.clone(), start);
+                sgemm_linear(&a, rows, &l, &mut want, accumulate);
+                unsafe { small::linear(&a, rows, &l, &mut got, accumulate) };
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((g - w).abs() < 1e-4, "rows {rows}: {g} vs {w}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn erf_matches_known_values() {
