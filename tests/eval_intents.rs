@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-const PROVIDERS: [&str; 2] = ["eval-provider", "eval-objstore"];
+const PROVIDERS: [&str; 3] = ["eval-provider", "eval-objstore", "eval-payments"];
 const KINDS: [&str; 5] = ["direct", "paraphrase", "id", "chinese", "no-match"];
 
 fn examples() -> PathBuf {
