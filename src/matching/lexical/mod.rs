@@ -59,10 +59,13 @@ pub(super) struct QueryTerm {
     pub text: String,
     /// The request's word it came from, for reasons.
     pub word: String,
-    /// How much of the request the word is, for coverage (see [`MIN_CATALOG`]).
-    pub weight: f64,
-    /// Its inverse document frequency in this catalog, for ranking.
-    pub rank_weight: f64,
+    /// How much of the request the word is in each provider of the scope (by position), for
+    /// coverage: its inverse document frequency among that provider's capabilities (see
+    /// [`MIN_CATALOG`]). A provider's capabilities are accepted as they would be alone.
+    pub weights: Vec<f64>,
+    /// Its inverse document frequency within each provider of the scope (by position), for
+    /// ranking, times the provider's scale (see [`provider_scales`]).
+    pub rank_weights: Vec<f64>,
     /// Whether it counts towards coverage (a CJK bigram does not: its characters do).
     pub unit: bool,
 }
@@ -98,27 +101,41 @@ pub fn rank(
         sequence.push(term);
     });
     let total_docs: usize = indexes.iter().map(|i| i.documents as usize).sum();
-    let idf = |n: f64, df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+    let scales = provider_scales(&indexes, total_docs);
     let terms: Vec<QueryTerm> = words
         .into_iter()
         .map(|(text, word)| {
-            let df = indexes.iter().map(|i| i.df(&text)).sum::<usize>() as f64;
+            let dfs: Vec<usize> = indexes.iter().map(|i| i.df(&text)).collect();
             QueryTerm {
-                weight: idf((total_docs as f64).max(MIN_CATALOG), df),
-                rank_weight: idf(total_docs as f64, df),
+                weights: indexes
+                    .iter()
+                    .zip(&dfs)
+                    .map(|(i, &df)| idf(f64::from(i.documents).max(MIN_CATALOG), df as f64))
+                    .collect(),
+                rank_weights: indexes
+                    .iter()
+                    .zip(&dfs)
+                    .zip(&scales)
+                    .map(|((i, &df), scale)| idf(f64::from(i.documents), df as f64) * scale)
+                    .collect(),
                 unit: !is_cjk_bigram(&text),
                 text,
                 word,
             }
         })
         .collect();
-    let intent_weight: f64 = terms.iter().filter(|t| t.unit).map(|t| t.weight).sum();
-    if intent_weight <= 0.0 {
+    let intent_weights: Vec<f64> = (0..indexes.len())
+        .map(|p| terms.iter().filter(|t| t.unit).map(|t| t.weights[p]).sum())
+        .collect();
+    if !intent_weights.iter().any(|&w| w > 0.0) {
         return Vec::new();
     }
     let by_id = named_by_id(snapshots, intent);
     let by_name = named_by_name(&indexes, &sequence);
-    let needed = needed_weight(intent_weight, &terms);
+    let needed: Vec<f64> = intent_weights
+        .iter()
+        .map(|&w| needed_weight(w, &terms))
+        .collect();
     // Candidates are judged as their evidence is complete; only what is accepted and close to
     // the best so far is kept (the best only rises, so nothing dropped could come back).
     let mut ranked: Vec<Ranked> = Vec::new();
@@ -127,18 +144,19 @@ pub fn rank(
     let mut judge = |(provider, node): (usize, u32), mut e: Evidence| -> bool {
         e.by_id = by_id.binary_search(&(provider, node)).is_ok();
         e.by_name = by_name.binary_search(&(provider, node)).is_ok();
-        let confidence = confidence(&e, needed);
+        let confidence = confidence(&e, needed[provider]);
         if !(confidence >= min_score && confidence > 0.0) {
             return e.by_id || e.by_name;
         }
         // Naming a capability outranks any amount of shared vocabulary.
-        let bonus = if e.by_id {
-            2.0 * intent_weight
-        } else if e.by_name {
-            0.5 * intent_weight
-        } else {
-            0.0
-        };
+        let bonus = scales[provider]
+            * if e.by_id {
+                2.0 * intent_weights[provider]
+            } else if e.by_name {
+                0.5 * intent_weights[provider]
+            } else {
+                0.0
+            };
         let score = e.score + bonus;
         top = top.max(score);
         if score >= top * RELATIVE_CUTOFF {
@@ -185,9 +203,39 @@ pub fn rank(
     }
     ranked.sort_by(order);
     for r in &mut ranked {
-        r.reason = reason::reason(snapshots[r.provider], r.node, r.by_id, r.by_name, &terms);
+        r.reason = reason::reason(
+            snapshots[r.provider],
+            r.provider,
+            r.node,
+            r.by_id,
+            r.by_name,
+            &terms,
+        );
     }
     ranked
+}
+
+/// What each provider's scores are multiplied by so that scores compare across providers: a
+/// capability is scored with its own provider's word frequencies, as it would be alone, and
+/// the scale makes a word only one capability uses weigh the same in every provider. A
+/// provider's words are judged by how it uses them: mixed into a large catalog that never says
+/// "payment", a provider whose every other capability takes payments would otherwise find
+/// "payment" as telling as its rarest word, and rank by it. With one provider the scale is 1.
+fn provider_scales(indexes: &[&LexicalIndex], total_docs: usize) -> Vec<f64> {
+    let rarest = idf(total_docs as f64, 1.0);
+    indexes
+        .iter()
+        .map(|index| match f64::from(index.documents) {
+            // No postings to weigh.
+            0.0 => 1.0,
+            n => rarest / idf(n, 1.0),
+        })
+        .collect()
+}
+
+/// BM25's inverse document frequency of a term in `df` of `n` capabilities.
+fn idf(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 /// The weight of request words a candidate must cover to be fully confident: the whole request,
@@ -247,28 +295,26 @@ impl<'a> Feed<'a> {
 }
 
 /// The posting lists that credit each request term in `index`, in request-term order.
-fn feeds<'a>(index: &'a LexicalIndex, terms: &'a [QueryTerm]) -> Vec<Feed<'a>> {
+fn feeds<'a>(index: &'a LexicalIndex, p: usize, terms: &'a [QueryTerm]) -> Vec<Feed<'a>> {
     let mut feeds = Vec::new();
     for (k, term) in terms.iter().enumerate() {
-        let cover = if term.unit { term.weight } else { 0.0 };
-        feeds.push(Feed::new(
-            index.postings(&term.text),
-            k,
-            term.rank_weight,
-            cover,
-        ));
+        let cover = if term.unit { term.weights[p] } else { 0.0 };
+        let rank_weight = term.rank_weights[p];
+        feeds.push(Feed::new(index.postings(&term.text), k, rank_weight, cover));
         if term.unit && is_cjk_term(&term.text) {
             for bigram in terms
                 .iter()
                 .filter(|t| !t.unit && t.text.contains(term.text.as_str()))
             {
-                feeds.push(Feed::new(index.postings(&bigram.text), k, 0.0, term.weight));
+                feeds.push(Feed::new(
+                    index.postings(&bigram.text),
+                    k,
+                    0.0,
+                    term.weights[p],
+                ));
             }
         } else if term.unit && term.text.len() >= MIN_PREFIX {
-            let (rank, w) = (
-                term.rank_weight * PREFIX_CREDIT,
-                term.weight * PREFIX_CREDIT,
-            );
+            let (rank, w) = (rank_weight * PREFIX_CREDIT, term.weights[p] * PREFIX_CREDIT);
             for relative in index.prefix_relatives(&term.text, MIN_PREFIX, MIN_PREFIX_SHARE) {
                 feeds.push(Feed::new(index.postings(relative), k, rank, w));
             }
@@ -308,7 +354,7 @@ fn term_evidence(
     // The window's candidates, one bit each: read in order, they need no sorting.
     let mut touched = [0u64; WINDOW as usize / 64];
     for (p, index) in indexes.iter().enumerate() {
-        let mut feeds = feeds(index, terms);
+        let mut feeds = feeds(index, p, terms);
         // Windows no list reaches are skipped.
         while let Some(first) = feeds
             .iter()
@@ -417,4 +463,127 @@ fn named_by_name(indexes: &[&LexicalIndex], sequence: &[String]) -> Vec<(usize, 
     found.sort_unstable();
     found.dedup();
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn provider(id: &str, capabilities: Vec<Value>) -> ProviderSnapshot {
+        ProviderSnapshot::of_inline(&json!({
+            "providerId": id, "name": id, "version": "1", "capabilities": capabilities
+        }))
+    }
+
+    fn cap(id: &str, name: &str, description: &str) -> Value {
+        json!({ "capabilityId": id, "name": name, "description": description,
+                "whenToUse": format!("Use {name}.") })
+    }
+
+    /// A shop where "payment" is in most capabilities and "callback" in two.
+    fn shop() -> ProviderSnapshot {
+        provider(
+            "shop",
+            vec![
+                cap(
+                    "payments.checkout",
+                    "Payment checkout",
+                    "Takes a payment through the payment processor.",
+                ),
+                cap(
+                    "payments.refunds",
+                    "Payment refunds",
+                    "Returns a payment to the buyer.",
+                ),
+                cap(
+                    "payments.plans",
+                    "Recurring payment plans",
+                    "Takes a payment every month.",
+                ),
+                cap(
+                    "payments.invoices",
+                    "Payment invoices",
+                    "Bills a payment that is due later.",
+                ),
+                cap(
+                    "webhooks.signature",
+                    "Webhook signatures",
+                    "Verifies that incoming callbacks are genuine.",
+                ),
+                cap(
+                    "webhooks.incoming",
+                    "Incoming webhooks",
+                    "Receives callbacks from other services.",
+                ),
+                cap("mail.send", "Send mail", "Sends transactional mail."),
+            ],
+        )
+    }
+
+    /// A large provider that shares none of the shop's words.
+    fn crowd(n: usize) -> ProviderSnapshot {
+        let capabilities = (0..n)
+            .map(|i| {
+                cap(
+                    &format!("area{}.item{i}", i / 40),
+                    &format!("Gadget {} widget", i % 97),
+                    &format!("Frobnicates quux{} with zorb{}.", i % 13, i % 29),
+                )
+            })
+            .collect();
+        provider("crowd", capabilities)
+    }
+
+    fn top(snapshots: &[&ProviderSnapshot], intent: &str) -> Vec<String> {
+        rank(snapshots, intent, 3, DEFAULT_MIN_SCORE)
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}::{}",
+                    snapshots[r.provider].provider_id(),
+                    snapshots[r.provider].capability(r.node).id()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_provider_mixed_into_a_large_catalog_ranks_its_own_capabilities_as_alone() {
+        let (shop, crowd) = (shop(), crowd(2000));
+        let intent = "verify callbacks claiming to come from the payment processor";
+        let alone = top(&[&shop], intent);
+        assert_eq!(alone[0], "shop::webhooks.signature");
+        // A word most of the shop's capabilities share tells as little beside 2,000 others
+        // that never use it as it does in the shop alone.
+        assert_eq!(top(&[&crowd, &shop], intent), alone);
+    }
+
+    #[test]
+    fn a_provider_accepts_alike_alone_and_in_a_large_catalog() {
+        let (shop, crowd) = (shop(), crowd(2000));
+        let judged = |snapshots: &[&ProviderSnapshot], intent: &str| -> Vec<(String, String)> {
+            rank(snapshots, intent, 10, DEFAULT_MIN_SCORE)
+                .iter()
+                .map(|r| {
+                    let s = snapshots[r.provider];
+                    (
+                        s.capability(r.node).id().to_owned(),
+                        format!("{:.6}", r.confidence),
+                    )
+                })
+                .collect()
+        };
+        for intent in [
+            "verify callbacks claiming to come from the payment processor",
+            "send the buyer a transactional mail once the payment is refunded",
+            "bill the invoice later",
+        ] {
+            let alone = judged(&[&shop], intent);
+            assert!(!alone.is_empty(), "{intent}");
+            // How much of the request a capability covers is judged by its provider's words:
+            // a catalog of 2,000 others that never use them neither raises nor lowers it.
+            assert_eq!(judged(&[&crowd, &shop], intent), alone, "{intent}");
+        }
+    }
 }

@@ -31,9 +31,10 @@ fn shorten(word: &str) -> &str {
     &word[..end]
 }
 
-/// How capability `node` of `s` matched the request.
+/// How capability `node` of `s` (the scope's provider at `provider`) matched the request.
 pub fn reason(
     s: &ProviderSnapshot,
+    provider: usize,
     node: u32,
     by_id: bool,
     by_name: bool,
@@ -72,8 +73,8 @@ pub fn reason(
         })
         .collect();
     matched.sort_by(|a, b| {
-        b.0.weight
-            .total_cmp(&a.0.weight)
+        b.0.weights[provider]
+            .total_cmp(&a.0.weights[provider])
             .then_with(|| a.0.word.cmp(&b.0.word))
     });
     let lead = if by_name {
