@@ -295,20 +295,22 @@ test('the evaluation names the executors it could not run and runs the others', 
 });
 
 // The lexical executor is judged on the kinds it serves (a paraphrase shares no word with its
-// capability, and only a semantic executor can bridge it). Goals: direct top-3 >= 93% at
-// provider size and at 10k, dotted-ID and Chinese top-3 >= 97%, no-match recall >= 95%.
-// A floor below its goal is the figure as measured (bench/eval-match-final.json): a ranker
-// change that loses ground fails here.
+// capability, and only a semantic executor can bridge it). Goals: direct top-3 >= 93% at every
+// size, dotted-ID and Chinese top-3 >= 97%, no-match recall >= 95%. Each floor is the held-out
+// figure as measured (bench/eval-match-executors.json), so a ranker change that loses ground
+// fails here. No-match recall is short of its goal at provider size and 10k (87.9%): requests
+// near the payments domain that share two generic words with a capability ("apply", "business")
+// are accepted.
 const LEXICAL_FLOOR = {
-  small: { direct: { top3: 93 }, id: { top3: 97 }, chinese: { top3: 97 }, 'no-match': { noMatchRecall: 95 } },
-  provider: { direct: { top3: 93 }, id: { top3: 97 }, chinese: { top3: 97 }, 'no-match': { noMatchRecall: 87.9 } },
-  '10k': { direct: { top3: 93 }, id: { top3: 97 }, chinese: { top3: 97 }, 'no-match': { noMatchRecall: 90.9 } },
+  small: { direct: { top3: 96.2 }, id: { top3: 100 }, chinese: { top3: 100 }, 'no-match': { noMatchRecall: 97 } },
+  provider: { direct: { top3: 96.2 }, id: { top3: 100 }, chinese: { top3: 97 }, 'no-match': { noMatchRecall: 87.9 } },
+  '10k': { direct: { top3: 96.2 }, id: { top3: 100 }, chinese: { top3: 97 }, 'no-match': { noMatchRecall: 87.9 } },
 };
 // Every kind together, as measured: what the kinds above cost the whole (paraphrases included).
 const LEXICAL_ALL = {
   small: { top1: 68.9, top3: 68.9, noMatchPrecision: 36.4, noMatchRecall: 97 },
   provider: { top1: 66, top3: 67.9, noMatchPrecision: 60.4, noMatchRecall: 87.9 },
-  '10k': { top1: 65.1, top3: 67, noMatchPrecision: 56.6, noMatchRecall: 90.9 },
+  '10k': { top1: 66, top3: 67.9, noMatchPrecision: 60.4, noMatchRecall: 87.9 },
 };
 
 test('the lexical executor holds its floor on the held-out intents, by kind, at every catalog size', async () => {

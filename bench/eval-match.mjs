@@ -37,7 +37,9 @@
 // The exit code is 0 unless the engine fails: this is a measurement, not a test. An executor this
 // build lacks (or whose model package is missing) is reported as unavailable and left out.
 // bench/eval-match-baseline.json and bench/eval-match-final.json hold the figures of both halves
-// before the ranker was tuned and after (the held-out half evaluated once, at the end).
+// on the first two providers before the ranker was first tuned and after;
+// bench/eval-match-executors.json those of all three, before and after the ranker judged each
+// capability by its own provider's words.
 
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
