@@ -5,6 +5,7 @@
 const { native, unwrap, failure, call } = require('./native.cjs');
 const { GraphError, inputInvalid } = require('./errors.cjs');
 const { toWireJson, ownValue, ARGUMENTS, HOST_KEY, NON_JSON_KEY } = require('./pure-json.cjs');
+const { keepSubscribed, watchFiles } = require('./watch.cjs');
 
 const CONSTRUCT = Symbol('construct');
 // Set in the class bodies, where the private fields they read are visible.
@@ -663,6 +664,12 @@ class CapabilityGraph {
   #active = Object.assign(new Set(), { closed: false });
   /** The reload running now (reloads are serial: read, validate, publish). */
   #reloading = Promise.resolve();
+  /** What `on('reload')` registered, called in that order. */
+  #listeners = new Set();
+  /** Aborted by close(): every watch stops. */
+  #watching = new AbortController();
+  /** The providers a watch asked to reload whose reload has not started yet. */
+  #queued = new Set();
 
   /** @internal Use `CapabilityGraph.open()`. */
   constructor(token, nativeGraph, hosts) {
@@ -676,7 +683,91 @@ class CapabilityGraph {
     const { wired, hosts, databases } = await readConfig(config);
     const opened = await call(native.open, wired, databases);
     if (typeof opened === 'string') unwrap(opened);
-    return new CapabilityGraph(CONSTRUCT, opened, hosts);
+    const graph = new CapabilityGraph(CONSTRUCT, opened, hosts);
+    graph.#watch();
+    return graph;
+  }
+
+  /** Subscribes the watch of every watched provider: a change reloads that provider. */
+  #watch() {
+    const { watches, watch: timings } = this.#hosts.databases;
+    const signal = this.#watching.signal;
+    for (const { providerId, kind, handle, rootDir } of watches) {
+      const subscribe =
+        kind === 'file'
+          ? watchFiles(rootDir, timings.debounceMs)
+          : (notify, own) => this.#hosts.all[handle].watch(providerId, notify, { signal: own });
+      const lost = () => this.#emit({ providerId, ok: false, trigger: 'watch', error: GraphError.fromJSON(native.watchFailed(providerId)) });
+      keepSubscribed(subscribe, { changed: () => this.#changed(providerId), lost, timings, signal }).catch(() => {});
+    }
+  }
+
+  /** A watch says `providerId` may have changed: its reload is queued unless one already
+   *  waits (that one reads the latest state), so a burst costs one reload running and at most
+   *  one queued. Reloads stay serial with the host's own. */
+  #changed(providerId) {
+    if (this.#active.closed || this.#queued.has(providerId)) return;
+    this.#queued.add(providerId);
+    const turn = this.#reloading.then(() => {
+      this.#queued.delete(providerId);
+      // close() drops the reloads still queued.
+      if (this.#active.closed) return undefined;
+      return this.#reloadNow(JSON.stringify({ providerId }), 'watch');
+    });
+    this.#reloading = turn.then(
+      () => {},
+      () => {},
+    );
+    turn.catch((error) => {
+      if (this.#active.closed) return;
+      this.#emit({ providerId, ok: false, trigger: 'watch', error: error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL', phase: 'load' }) });
+    });
+  }
+
+  /** Tells every listener; what a listener throws or rejects with stays with it. */
+  #emit(event) {
+    Object.freeze(event);
+    for (const listener of [...this.#listeners]) {
+      try {
+        const out = listener(event);
+        if (out !== null && typeof out === 'object' && typeof out.then === 'function') out.then(undefined, () => {});
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
+  /** Reports each provider's entry of a reload to the listeners. */
+  #report(result, trigger) {
+    if (this.#listeners.size === 0) return;
+    for (const entry of result.providers) {
+      const own = JSON.parse(JSON.stringify(entry));
+      this.#emit({
+        providerId: own.providerId,
+        ok: own.ok,
+        trigger,
+        entry: own,
+        ...(own.error === undefined ? {} : { error: GraphError.fromJSON(JSON.stringify(own.error)) }),
+      });
+    }
+  }
+
+  /** Calls `listener(event)` after every reload of a provider (the host's or a watch's) and
+   *  when a watch is lost. Returns the graph. */
+  on(event, listener) {
+    if (!isGraph(this)) throw notAGraph('on');
+    checkListener(event, listener);
+    if (this.#active.closed) throw closedError();
+    this.#listeners.add(listener);
+    return this;
+  }
+
+  /** Removes a listener `on` added. Returns the graph. */
+  off(event, listener) {
+    if (!isGraph(this)) throw notAGraph('off');
+    checkListener(event, listener);
+    this.#listeners.delete(listener);
+    return this;
   }
 
   /** A facade bound to one provider: local capability IDs, no request scope. */
@@ -790,7 +881,7 @@ class CapabilityGraph {
     return turn;
   }
 
-  async #reloadNow(args) {
+  async #reloadNow(args, trigger = 'reload') {
     const only = reloadTarget(args);
     const { sources, budgets } = this.#hosts.databases;
     const chosen = sources.filter((s) => only === undefined || s.providerId === only);
@@ -798,7 +889,9 @@ class CapabilityGraph {
     const databases = this.#native.isClosed()
       ? new native.NativeDatabaseReads()
       : await readDatabases(chosen, this.#hosts, budgets, this.#active, call(() => this.#native.databaseReads(args, JSON.stringify(budgets))));
-    return unwrap(await call(() => this.#native.reload(args, databases)));
+    const result = unwrap(await call(() => this.#native.reload(args, databases)));
+    this.#report(result, trigger);
+    return result;
   }
 
   /** Turns an intent into capabilities with the configured executor. */
@@ -819,6 +912,9 @@ class CapabilityGraph {
   async close() {
     if (!isGraph(this)) return; // nothing to release (D13)
     this.#active.closed = true;
+    this.#watching.abort();
+    this.#queued.clear();
+    this.#listeners.clear();
     for (const pending of [...this.#active]) pending.close();
     try {
       // Engine reads started before close() finish on their pins; the root handles are closed
@@ -831,6 +927,14 @@ class CapabilityGraph {
     }
   }
 
+}
+
+/** The events `on` and `off` take. */
+const EVENTS = ['reload'];
+
+function checkListener(event, listener) {
+  if (!EVENTS.includes(event)) throw inputInvalid('event', { phase: 'lifecycle', expected: EVENTS.join(', ') });
+  if (typeof listener !== 'function') throw inputInvalid('listener', { phase: 'lifecycle', expected: 'function' });
 }
 
 class BoundProviderGraph {

@@ -680,7 +680,7 @@ fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
 pub fn verb_phase(verb: &str) -> Phase {
     match verb {
         "open" => Phase::Config,
-        "reload" => Phase::Lifecycle,
+        "reload" | "on" | "off" => Phase::Lifecycle,
         "match" => Phase::Match,
         "readDocuments" | "readSpecification" | "readDocumentPage" | "readSpecificationPage" => {
             Phase::Document
@@ -695,18 +695,49 @@ pub fn receiver_invalid(verb: &str) -> GraphError {
     crate::error::input_invalid("this", "graph").in_verb(verb_phase(verb))
 }
 
-/// The database authorities of a config, for the JS layer to read before `open`:
-/// `{ sources: [{ providerId, handle }], budgets }` (the adapter's host handle, and the
-/// `budgets.database` deadlines and bounds of every read). Config errors surface here first.
+/// How watched providers are reloaded: a file watch waits `debounceMs` of quiet after a
+/// file-system event before it reports a change; a lost watch is subscribed again after a wait
+/// that starts at `retryInitialMs`, doubles after each failure up to `retryMaxMs`, is drawn at
+/// random from its upper `jitter` share (half of it: between half and all of the wait), and
+/// starts over once a watch has reported it listens.
+pub const WATCH_DEBOUNCE_MS: u64 = 100;
+pub const WATCH_RETRY_INITIAL_MS: u64 = 500;
+pub const WATCH_RETRY_MAX_MS: u64 = 30_000;
+pub const WATCH_JITTER: f64 = 0.5;
+
+/// The sources of a config the JS layer serves, read before `open`: `{ sources: [{
+/// providerId, handle }], budgets, watches: [{ providerId, kind: 'file', rootDir } | {
+/// providerId, kind: 'database', handle }], watch }`: the database adapters' host handles, the
+/// `budgets.database` deadlines and bounds of every read, the providers to watch (a file
+/// provider with `watch: true`, a database provider whose adapter has `watch` unless it says
+/// `watch: false`) and the timings of those watches. Config errors surface here first.
 pub fn database_sources(config_json: &str) -> Result<String> {
     let config = parse_config(config_json)?;
     let list: Vec<Value> = config
         .providers
         .iter()
         .filter_map(|s| match &s.kind {
-            SourceKind::Database { adapter } => {
+            SourceKind::Database { adapter, .. } => {
                 Some(serde_json::json!({ "providerId": s.provider_id, "handle": adapter.handle }))
             }
+            _ => None,
+        })
+        .collect();
+    let watches: Vec<Value> = config
+        .providers
+        .iter()
+        .filter_map(|s| match &s.kind {
+            SourceKind::File {
+                root, watch: true, ..
+            } => Some(serde_json::json!({
+                "providerId": s.provider_id, "kind": "file", "rootDir": root,
+            })),
+            SourceKind::Database {
+                adapter,
+                watch: true,
+            } => Some(serde_json::json!({
+                "providerId": s.provider_id, "kind": "database", "handle": adapter.handle,
+            })),
             _ => None,
         })
         .collect();
@@ -717,7 +748,25 @@ pub fn database_sources(config_json: &str) -> Result<String> {
         "maxRecords": b.max_records,
         "maxBytes": b.max_bytes,
     });
-    Ok(serde_json::json!({ "sources": list, "budgets": budgets }).to_string())
+    let watch = serde_json::json!({
+        "debounceMs": WATCH_DEBOUNCE_MS,
+        "retryInitialMs": WATCH_RETRY_INITIAL_MS,
+        "retryMaxMs": WATCH_RETRY_MAX_MS,
+        "jitter": WATCH_JITTER,
+    });
+    Ok(serde_json::json!({ "sources": list, "budgets": budgets, "watches": watches, "watch": watch })
+        .to_string())
+}
+
+/// A provider's watch was lost (its adapter's `watch` failed or ended, or the file-system watch
+/// of its root failed): the snapshot stays in service and the watch is subscribed again, so
+/// `retry`. What the adapter threw is never passed on (it could name hosts or paths).
+pub fn watch_failed(provider_id: &str) -> GraphError {
+    GraphError::new(Code::ConfigInvalid)
+        .with_phase(Phase::Load)
+        .with_action(crate::error::NextAction::Retry)
+        .detail("providerId", provider_id)
+        .detail("reason", "watch_failed")
 }
 
 /// `doctor`'s check of every provider of a config: `{ providers: [{ problems, omitted }] }` in
@@ -855,6 +904,58 @@ mod tests {
         let (next, entry) = publish(&slots, Candidate::Unchanged(other));
         assert!(!entry.ok && next.refresh_failed);
         assert_eq!(entry.error.unwrap()["code"], "CG_INTERNAL");
+    }
+
+    #[test]
+    fn a_lost_watch_is_a_load_failure_to_retry_naming_its_provider() {
+        let e = watch_failed("acme");
+        assert_eq!(
+            (e.code(), e.phase(), e.next_action()),
+            (
+                Code::ConfigInvalid,
+                Phase::Load,
+                Some(crate::error::NextAction::Retry)
+            )
+        );
+        let details = e.details().unwrap();
+        assert_eq!(
+            (details["providerId"].as_str(), details["reason"].as_str()),
+            (Some("acme"), Some("watch_failed"))
+        );
+    }
+
+    #[test]
+    fn watches_list_file_providers_that_opt_in_and_database_adapters_that_offer_one() {
+        let host = |handle: u32, methods: &[&str]| serde_json::json!({ crate::config::HOST_KEY: handle, "id": "db", "providerId": null, "methods": methods });
+        let config = serde_json::json!({ "providers": [
+            { "providerId": "files.off", "authority": { "kind": "file", "rootDir": "/a" } },
+            { "providerId": "files.on", "authority": { "kind": "file", "rootDir": "/b", "watch": true } },
+            { "providerId": "db.on", "authority": { "kind": "database", "adapter": host(0, &["openView", "watch"]) } },
+            { "providerId": "db.off", "authority": { "kind": "database", "adapter": host(1, &["openView", "watch"]), "watch": false } },
+            { "providerId": "db.none", "authority": { "kind": "database", "adapter": host(2, &["openView"]), "watch": true } },
+        ] });
+        let out: Value =
+            serde_json::from_str(&database_sources(&config.to_string()).unwrap()).unwrap();
+        let watched: Vec<(&str, &str)> = out["watches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["providerId"].as_str().unwrap(),
+                    w["kind"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(watched, [("files.on", "file"), ("db.on", "database")]);
+        assert_eq!(out["watches"][1]["handle"], 0);
+        assert_eq!(out["watch"]["retryMaxMs"], WATCH_RETRY_MAX_MS);
+        let bad = serde_json::json!({ "providers": [
+            { "providerId": "files.on", "authority": { "kind": "file", "rootDir": "/b", "watch": "yes" } },
+        ] });
+        let e = database_sources(&bad.to_string()).unwrap_err();
+        assert_eq!(e.code(), Code::ConfigInvalid);
+        assert_eq!(e.details().unwrap()["path"], "providers[0].authority.watch");
     }
 
     #[test]

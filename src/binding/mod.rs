@@ -454,6 +454,12 @@ pub fn database_sources(config: String) -> String {
     outcome(guarded(|| crate::engine::database_sources(&config)))
 }
 
+/// The error (JSON) an event reports when the watch of `provider_id` is lost.
+#[napi]
+pub fn watch_failed(provider_id: String) -> String {
+    crate::engine::watch_failed(&provider_id).to_json()
+}
+
 /// The bounds of the pure-JSON walk of arguments (JSON), for the JS layer's engine tables.
 #[napi]
 pub fn walk_bounds() -> String {

@@ -85,9 +85,14 @@ pub enum SourceKind {
     File {
         root: PathBuf,
         layout: Layout,
+        /// `authority.watch: true`: the host watches the root and reloads on a change.
+        watch: bool,
     },
     Database {
         adapter: HostRef,
+        /// Whether the graph subscribes to the adapter's `watch`: it offers one and
+        /// `authority.watch` is not `false`.
+        watch: bool,
     },
 }
 
@@ -198,6 +203,22 @@ fn host(v: &Value, path: &str, required: &[&str]) -> Result<(HostRef, Option<Str
         },
         provider_id,
     ))
+}
+
+/// Whether a host descriptor lists `method` among its functions.
+fn offers(v: &Value, method: &str) -> bool {
+    v.get("methods")
+        .and_then(Value::as_array)
+        .is_some_and(|m| m.iter().any(|x| x.as_str() == Some(method)))
+}
+
+/// An authority's optional `watch` flag.
+fn watch_flag(a: &Map<String, Value>, apath: &str) -> Result<Option<bool>> {
+    match a.get("watch") {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(ConfigError::new(&format!("{apath}.watch"), "boolean")),
+    }
 }
 
 fn executor(v: &Value) -> Result<ExecutorSpec> {
@@ -317,7 +338,8 @@ fn provider_source(v: &mut Value, i: usize) -> Result<ProviderSource> {
     let a = object(field(m, "authority"), &apath)?;
     let kind = match a.get("kind").and_then(Value::as_str) {
         Some("file") => {
-            check_keys(a, &["kind", "rootDir", "definitionLayout"], &apath)?;
+            check_keys(a, &["kind", "rootDir", "definitionLayout", "watch"], &apath)?;
+            let watch = watch_flag(a, &apath)?.unwrap_or(false);
             let layout = match a.get("definitionLayout").map(Value::as_str) {
                 None | Some(Some("legacy")) => Layout::Legacy,
                 Some(Some("directory")) => Layout::Directory,
@@ -334,17 +356,17 @@ fn provider_source(v: &mut Value, i: usize) -> Result<ProviderSource> {
                     &format!("{apath}.rootDir"),
                 )?),
                 layout,
+                watch,
             }
         }
         Some("database") => {
-            check_keys(a, &["kind", "adapter"], &apath)?;
+            check_keys(a, &["kind", "adapter", "watch"], &apath)?;
+            let opted_out = watch_flag(a, &apath)? == Some(false);
+            let adapter = field(a, "adapter");
+            let (adapter, _) = host(adapter, &format!("{apath}.adapter"), &["openView"])?;
             SourceKind::Database {
-                adapter: host(
-                    field(a, "adapter"),
-                    &format!("{apath}.adapter"),
-                    &["openView"],
-                )?
-                .0,
+                watch: !opted_out && offers(field(a, "adapter"), "watch"),
+                adapter,
             }
         }
         _ => {

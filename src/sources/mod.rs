@@ -55,7 +55,7 @@ pub fn load(
                 roots,
             ))
         }
-        SourceKind::File { root, layout } => {
+        SourceKind::File { root, layout, .. } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
             // Definitions and documents are read beneath the same handle of the root.
@@ -110,7 +110,7 @@ pub fn problems(
         SourceKind::Inline { definition, .. } => roots::open_own(source, None)
             .and_then(|own| roots::bind(source, own))
             .map(|_| provider_problems(definition, None, &rules)),
-        SourceKind::File { root, layout } => {
+        SourceKind::File { root, layout, .. } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let config_path = format!("{}.authority.rootDir", source.path);
             file::open_root(root, &config_path).and_then(|own| {
