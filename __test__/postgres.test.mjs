@@ -121,7 +121,7 @@ after(
   { timeout: 30_000 },
 );
 
-const seedFromDatabase = (db) => ({ providerId: 'seed.http', authority: { kind: 'database', adapter: postgresAuthority(db, { knowledgeRootDir: seedRoot }) } });
+const seedFromDatabase = (db, extra = {}) => ({ providerId: 'seed.http', authority: { kind: 'database', adapter: postgresAuthority(db, { knowledgeRootDir: seedRoot }), ...extra } });
 const revisionOf = async (graph) => (await graph.listProviders()).items[0].staticRevision;
 const nameOf = async (graph, id) => (await graph.getCapabilities([`seed.http::${id}`])).results[0].value.name;
 
@@ -206,8 +206,9 @@ test('a view pages through one snapshot while a publish commits', { skip, timeou
 test('a committed publish reaches each host on its own reload', { skip, timeout: 20_000 }, async () => {
   const db = pool();
   await publish(db, seedRoot);
-  const hostA = await CapabilityGraph.open({ providers: [seedFromDatabase(pool())] });
-  const hostB = await CapabilityGraph.open({ providers: [seedFromDatabase(pool())] });
+  // Hosts that do not watch (watch: false) move only when they reload.
+  const hostA = await CapabilityGraph.open({ providers: [seedFromDatabase(pool(), { watch: false })] });
+  const hostB = await CapabilityGraph.open({ providers: [seedFromDatabase(pool(), { watch: false })] });
   const changed = changedSeed();
   try {
     const before = await revisionOf(hostA);
@@ -364,4 +365,119 @@ test('an unchanged source costs a reload one row; a publish or force: true reads
   } finally {
     await graph.close();
   }
+});
+
+/** Resolves the first reload event of `graph` that `accept` takes. */
+function nextEvent(graph, accept) {
+  return new Promise((resolve) => {
+    const listener = (event) => {
+      if (!accept(event)) return;
+      graph.off('reload', listener);
+      resolve(event);
+    };
+    graph.on('reload', listener);
+  });
+}
+
+/** A copy of the seed provider whose `route` is named `name`. */
+function seedNamed(name) {
+  const dir = mkdtempSync(path.join(server.dir, 'seed-'));
+  cpSync(seedRoot, dir, { recursive: true });
+  const routeFile = path.join(dir, 'capabilities', 'route.json');
+  writeFileSync(routeFile, JSON.stringify({ ...JSON.parse(readFileSync(routeFile, 'utf8')), name }));
+  return dir;
+}
+
+/** The adapter of `db` whose views wait for `gate()` (when set) before they open. */
+function gated(adapter, calls) {
+  const gate = { wait: null, opened: 0 };
+  return {
+    gate,
+    adapter: {
+      id: adapter.id,
+      async openView(providerId) {
+        calls.openView = (calls.openView ?? 0) + 1;
+        if (gate.wait) await gate.wait;
+        return adapter.openView(providerId);
+      },
+      watch: (...args) => adapter.watch(...args),
+    },
+  };
+}
+
+test('a publish reaches a watching host without a reload call; a burst of 20 is coalesced and the last one served', { skip, timeout: 60_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const calls = {};
+  const { adapter, gate } = gated(postgresAuthority(pool(), { knowledgeRootDir: seedRoot }), calls);
+  // The watch keeps no process alive; this test's timer does while it waits.
+  const alive = setInterval(() => {}, 1_000);
+  const listening = (graph) => nextEvent(graph, (e) => e.trigger === 'watch' && e.ok);
+  const host = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter } }] });
+  try {
+    // Subscribed: it read once, as after every subscription (a change may have come before).
+    await listening(host);
+    const published = await publish(db, seedNamed('Routing (watched)'));
+    await nextEvent(host, (e) => e.ok && e.entry.staticRevision === published.staticRevision);
+    assert.equal(await nameOf(host, 'route'), 'Routing (watched)', 'the next query answers from the new revision');
+
+    // 20 commits while the host's reload waits: one reload running, one queued, the last served.
+    let release;
+    gate.wait = new Promise((resolve) => (release = resolve));
+    const before = calls.openView;
+    let last;
+    const served = new Promise((resolve) => {
+      host.on('reload', (e) => e.ok && last !== undefined && e.entry.staticRevision === last.staticRevision && resolve(e));
+    });
+    for (let i = 1; i <= 20; i++) last = await publish(db, seedNamed(`Routing ${i}`));
+    gate.wait = null;
+    release();
+    await served;
+    assert.ok(calls.openView - before <= 2, `20 publishes opened ${calls.openView - before} views`);
+    assert.equal(await nameOf(host, 'route'), 'Routing 20');
+  } finally {
+    clearInterval(alive);
+    await host.close();
+    await publish(db, seedRoot);
+  }
+});
+
+test('a watch whose connection drops keeps serving, reports it, reconnects and reads once', { skip, timeout: 60_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const alive = setInterval(() => {}, 1_000);
+  const host = await CapabilityGraph.open({ providers: [seedFromDatabase(pool())] });
+  try {
+    await nextEvent(host, (e) => e.trigger === 'watch' && e.ok);
+    const before = await revisionOf(host);
+    const listener = async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN cg_provider_changed'`)).rows.map((r) => r.pid);
+    const [pid] = await listener();
+    assert.ok(pid, 'a dedicated connection listens');
+    const lost = nextEvent(host, (e) => !e.ok);
+    const back = nextEvent(host, (e) => e.ok && e.trigger === 'watch');
+    await db.query('SELECT pg_terminate_backend($1)', [pid]);
+    const event = await lost;
+    assert.equal(event.providerId, 'seed.http');
+    assert.equal(event.error.code, 'CG_CONFIG_INVALID');
+    assert.equal(event.error.phase, 'load');
+    assert.equal(event.error.nextAction, 'retry');
+    assert.deepEqual(event.error.details, { providerId: 'seed.http', reason: 'watch_failed' });
+    assert.equal(await revisionOf(host), before, 'the last snapshot is still served');
+    assert.equal(await nameOf(host, 'route'), 'Routing');
+    // Reconnected, it reads once; then publishes reach it again.
+    await back;
+    const [again] = await listener();
+    assert.ok(again && again !== pid, 'a new connection listens');
+    const published = await publish(db, seedNamed('Routing (after the drop)'));
+    await nextEvent(host, (e) => e.ok && e.entry.staticRevision === published.staticRevision);
+    assert.equal(await nameOf(host, 'route'), 'Routing (after the drop)');
+  } finally {
+    clearInterval(alive);
+    await host.close();
+    await publish(db, seedRoot);
+  }
+  // close() ends the listening connection (its end is not awaited: wait for it).
+  const listening = async () => (await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'LISTEN cg_provider_changed'`)).rows[0].n;
+  for (let i = 0; i < 100 && (await listening()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(await listening(), 0);
 });

@@ -11,6 +11,8 @@ const INVERSE = { children: 'parents', specializedBy: 'specializes', relatedBy: 
 const FORWARD = new Set(Object.values(INVERSE));
 /** The eight kinds in the engine's order: the bulk relation scan lists edges by capability, then kind, then endpoint. */
 const KIND_ORDER = ['parents', 'children', 'specializes', 'specializedBy', 'related', 'relatedBy', 'requires', 'requiredBy'];
+/** The channel publish() notifies with the provider ID when its commit changed a provider. */
+export const CHANNEL = 'cg_provider_changed';
 
 /**
  * The adapter for `{ providerId, authority: { kind: 'database', adapter } }`. `pool` is a
@@ -41,6 +43,39 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk' } = {
         client.release(error); // a half-open transaction is not worth returning to the pool
         throw error;
       }
+    },
+
+    // LISTEN on a connection of its own (a pooled one would be held for the host's lifetime)
+    // with the pool's settings. The promise settles when the watch ends: it resolves once the
+    // graph aborts `signal`, and rejects when the connection fails or ends, so the graph
+    // reports the lost watch and calls watch() again after its backoff. Once listening it
+    // calls onChange() once, since a publish may have committed while nobody listened.
+    watch(providerId, onChange, { signal }) {
+      return new Promise((resolve, reject) => {
+        const client = new pool.Client({ ...pool.options, application_name: 'capability-graph watch' });
+        // A watch never keeps the host's process alive on its own.
+        client.connection.stream.unref();
+        let ended = false;
+        const end = (error) => {
+          if (ended) return;
+          ended = true;
+          signal.removeEventListener('abort', onAbort);
+          client.end().catch(() => {});
+          if (error === undefined || signal.aborted) resolve();
+          else reject(error);
+        };
+        const onAbort = () => end();
+        signal.addEventListener('abort', onAbort, { once: true });
+        client.on('error', end);
+        client.on('end', () => end(new Error('connection ended')));
+        client.on('notification', ({ channel, payload }) => {
+          if (channel === CHANNEL && payload === providerId) onChange();
+        });
+        client
+          .connect()
+          .then(() => client.query(`LISTEN ${CHANNEL}`))
+          .then(() => ended || onChange(), end);
+      });
     },
   };
 }
@@ -146,7 +181,7 @@ const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'dist-test', 'cove
  * Publishes a directory-layout provider folder (provider.json + capabilities/**\/*.json) in one
  * transaction: upserts the provider and its capabilities, deletes the capabilities no longer
  * present and sets the provider's revision (cg_refresh_revision). Hosts see the change at their
- * next reload. The definitions are validated by
+ * next reload; hosts that watch are notified on CHANNEL when it commits. The definitions are validated by
  * the engine first, so a commit never holds what every host would then refuse.
  * Resolves to `{ providerId, staticRevision, capabilities }`.
  */
@@ -184,6 +219,8 @@ export async function publish(pool, providerDir) {
     );
     // The new state's revision, in the same commit: hosts read it instead of hashing the rows.
     await client.query('SELECT cg_refresh_revision($1)', [provider.providerId]);
+    // Delivered to every watching host when (and only if) this transaction commits.
+    await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [provider.providerId]);
     await client.query('COMMIT');
     // Fresh planner statistics, so the first read after a large publish walks its indexes
     // rather than sorting the whole table for each page.
