@@ -191,14 +191,23 @@ export interface InlineProviderSource {
 
 export interface FileProviderSource {
   providerId: string;
-  authority: { kind: 'file'; rootDir: string; definitionLayout?: 'legacy' | 'directory' | undefined };
+  authority: {
+    kind: 'file';
+    rootDir: string;
+    definitionLayout?: 'legacy' | 'directory' | undefined;
+    /** Watch the root (default `false`): a change of its files, once quiet for 100 ms, reloads
+     *  the provider; see `CapabilityGraph.on`. */
+    watch?: boolean | undefined;
+  };
   knowledgeRoots?: Record<string, KnowledgeRootSpec> | undefined;
 }
 
 /** A provider read whole from a database at open and at every reload (see `DatabaseAuthorityAdapter`). */
 export interface DatabaseProviderSource {
   providerId: string;
-  authority: { kind: 'database'; adapter: DatabaseAuthorityAdapter };
+  /** `watch: false` does not subscribe to the adapter's `watch` (subscribed by default when it
+   *  has one). */
+  authority: { kind: 'database'; adapter: DatabaseAuthorityAdapter; watch?: boolean | undefined };
   knowledgeRoots?: Record<string, KnowledgeRootSpec> | undefined;
 }
 
@@ -1054,7 +1063,20 @@ export interface DatabaseReadView {
 export interface DatabaseAuthorityAdapter {
   id: string;
   openView(providerId: string): DatabaseReadView | Promise<DatabaseReadView>;
+  /** Optional: tells the graph when the provider may have changed, by calling `onChange()`
+   *  (once as soon as it listens, since a change may have come before; then after every
+   *  committed change). The promise stays pending while it listens: it resolves once `signal`
+   *  aborts (at `close()`), and a rejection or an earlier end is a lost watch, reported and
+   *  subscribed again with backoff. It must not keep the process alive on its own. */
+  watch?(providerId: string, onChange: () => void, options: { signal: AbortSignal }): Promise<void>;
 }
+
+/** What `on('reload')` listeners are told: a provider's reload (the host's own or one a watch
+ *  asked for) with its entry, published or not, or a lost watch (`ok: false`, no `entry`). */
+export type ReloadEvent =
+  | { providerId: string; ok: true; trigger: 'reload' | 'watch'; entry: ReloadProviderResult & { ok: true }; error?: undefined }
+  | { providerId: string; ok: false; trigger: 'reload' | 'watch'; entry: ReloadProviderResult & { ok: false }; error: GraphError }
+  | { providerId: string; ok: false; trigger: 'watch'; entry?: undefined; error: GraphError };
 
 // ---------------------------------------------------------------------------------------------
 // Graphs
@@ -1095,9 +1117,14 @@ export declare class CapabilityGraph {
   /** Re-reads providers; a provider's failure is reported in the result, not thrown. Reloads run
    *  one at a time (read, validate, publish), in the order they were called. */
   reload(options?: ReloadOptions): Promise<ReloadResult>;
+  /** Calls `listener` after each provider's reload and when a watch is lost; what it throws
+   *  stays with it. Throws `CG_INPUT_INVALID` for another event or a non-function and
+   *  `CG_GRAPH_CLOSED` after `close()`. */
+  on(event: 'reload', listener: (event: ReloadEvent) => unknown): this;
+  off(event: 'reload', listener: (event: ReloadEvent) => unknown): this;
   /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`, and so do calls
    *  still waiting on host code (readers, retrievers, adapters, the executor, a reload's
-   *  database read), whose signals are aborted. */
+   *  database read), whose signals are aborted. Every watch stops; queued reloads are dropped. */
   close(): Promise<void>;
 }
 

@@ -22,6 +22,7 @@ import {
   type ModelExecutor,
   type ResolveResult,
   type ReloadResult,
+  type ReloadEvent,
   type GraphErrorJSON,
   type BoundProviderGraph,
   type CapabilityRetriever,
@@ -317,6 +318,37 @@ async function integrations(): Promise<void> {
   // @ts-expect-error a bulk relation names its kind
   const unkinded: DatabaseRelation = { from: 'a', to: 'b' };
   void [bulk, recordsOnly, forced, unkinded];
+  // Watched providers, and what a host is told after each reload.
+  const watching: DatabaseAuthorityAdapter = {
+    id: 'watching',
+    openView: recordsOnly.openView,
+    watch: (providerId, onChange, { signal }) =>
+      new Promise<void>((resolve) => {
+        onChange();
+        signal.addEventListener('abort', () => resolve());
+      }),
+  };
+  const watched = await CapabilityGraph.open({
+    providers: [
+      { providerId: 'p', authority: { kind: 'database', adapter: watching, watch: false } },
+      { providerId: 'f', authority: { kind: 'file', rootDir: '/srv/f', watch: true } },
+    ],
+  });
+  const onReload = (event: ReloadEvent) => {
+    if (event.ok) {
+      const revision: string = event.entry.staticRevision;
+      void revision;
+    } else {
+      const code: string = event.error.code;
+      const failedEntry = event.entry?.error.code;
+      void [code, failedEntry];
+    }
+  };
+  watched.on('reload', onReload).off('reload', onReload);
+  // @ts-expect-error only reload events
+  watched.on('change', onReload);
+  // @ts-expect-error watch is a boolean
+  await CapabilityGraph.open({ providers: [{ providerId: 'f', authority: { kind: 'file', rootDir: '/srv/f', watch: 'yes' } }] });
   // @ts-expect-error runtime queries need an environment
   await graph.queryRuntime({ project: 'shop' });
   // @ts-expect-error a bound facade takes no request scope
