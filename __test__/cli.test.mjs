@@ -445,6 +445,50 @@ test('mcp serves tools over stdio with only the protocol on stdout', async () =>
   }
 });
 
+test('mcp --watch reloads a file provider its author edits; stderr says what it serves', async () => {
+  const p = project();
+  const transport = new StdioClientTransport({
+    command: path.join(p.dir, 'node_modules', '.bin', 'capability-graph'),
+    args: ['mcp', '--watch'],
+    cwd: p.dir,
+    stderr: 'pipe',
+  });
+  let log = '';
+  // A line written from now on (the watch already reported its first read).
+  const logged = (pattern, from = log.length) =>
+    new Promise((resolve) => {
+      const check = () => pattern.test(log.slice(from)) && resolve();
+      transport.stderr.on('data', (d) => {
+        log += d;
+        check();
+      });
+      check();
+    });
+  const client = new Client({ name: 'cli-test', version: '1.0.0' });
+  const name = async () => {
+    const r = await client.callTool({ name: 'seed_get_capabilities', arguments: { ids: ['seed.http::route'] } });
+    return JSON.parse(r.content[0].text).results[0].value.name;
+  };
+  try {
+    const listening = logged(/seed\.http serves s:[0-9a-f]{16}/);
+    await client.connect(transport);
+    await listening;
+    assert.equal(await name(), 'Routing');
+    const file = path.join(p.dir, 'seed', 'capabilities', 'route.json');
+    const served = logged(/seed\.http serves s:[0-9a-f]{16}/);
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), name: 'Routing, edited' }));
+    await served;
+    assert.equal(await name(), 'Routing, edited');
+    const failed = logged(/seed\.http reload failed: \{"code":"CG_DEFINITION_INVALID"/);
+    writeFileSync(file, '{');
+    await failed;
+    assert.equal(await name(), 'Routing, edited', 'the last good snapshot stays in service');
+  } finally {
+    await client.close();
+    p.cleanup();
+  }
+});
+
 test('on a terminal: readable tables, and progress on stderr', { skip: spawnSync('script', ['--version']).error ? 'no script(1) for a terminal' : false }, () => {
   const p = project();
   try {
@@ -678,7 +722,7 @@ test('help COMMAND explains the command: what it does, every flag, an example an
     spec: ['--knowledge', '--max-bytes', '--cursor'],
     match: ['--context', '--limit'],
     export: ['--provider', '--format'],
-    mcp: ['--prefix', '--document-bodies', '--http', '--allowed-host'],
+    mcp: ['--prefix', '--document-bodies', '--http', '--allowed-host', '--watch'],
     doctor: [],
     init: ['--provider-id', '--dry-run', '--force'],
     migrate: ['--dry-run'],

@@ -31,7 +31,7 @@ const COMMANDS = {
   spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
   match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true } } },
   export: { args: [0, 0], flags: { provider: { value: true }, format: { value: true } } },
-  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {}, http: { value: true }, 'allowed-host': { value: true, multi: true } } },
+  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {}, http: { value: true }, 'allowed-host': { value: true, multi: true }, watch: {} } },
   doctor: { args: [0, 0], flags: {} },
   init: { args: [1, 1], flags: { 'provider-id': { value: true }, 'dry-run': {}, force: {} } },
   migrate: { args: [1, 1], flags: { 'dry-run': {} } },
@@ -53,7 +53,7 @@ Graph commands
   spec PROVIDER [--knowledge K]… [--max-bytes N] [--cursor C]   specification documents
   match INTENT [--context key=value]… [--limit N]
   export [--provider P] --format mermaid|dot|json
-  mcp [--prefix P] [--document-bodies]        serve MCP on stdio
+  mcp [--prefix P] [--document-bodies] [--watch]   serve MCP on stdio
   mcp --http [HOST:]PORT [--allowed-host H:P]…   serve MCP over Streamable HTTP at /mcp
 
 Maintenance
@@ -183,6 +183,7 @@ const DETAILS = {
       'document-bodies': ['', 'also the tools that return document bodies'],
       http: ['[HOST:]PORT', 'serve Streamable HTTP instead of stdio (loopback unless HOST is given)'],
       'allowed-host': ['H:P', 'a Host header to accept instead of the loopback names (repeatable; with --http)'],
+      watch: ['', 'reload a file provider when its files change (each file authority without its own\n     "watch"); stderr says what each reload serves or why it failed'],
     },
     example: 'capability-graph mcp --document-bodies\n  capability-graph mcp --http 127.0.0.1:8080',
     exits: [
@@ -394,7 +395,7 @@ function configHint({ file, problem }) {
 
 /** The config as `CapabilityGraph.open` takes it: roots relative to the config file, the
  *  executor built from its kind, the `mcp` block set apart. */
-function openConfig(raw, configFile) {
+function openConfig(raw, configFile, { watch = false } = {}) {
   const base = path.dirname(path.resolve(configFile));
   const rel = (p) => (typeof p === 'string' && p !== '' ? path.resolve(base, p) : p);
   const { mcp, executor, ...config } = raw;
@@ -404,6 +405,7 @@ function openConfig(raw, configFile) {
       const copy = { ...p };
       if (copy.authority && typeof copy.authority === 'object' && copy.authority.kind === 'file') {
         copy.authority = { ...copy.authority, rootDir: rel(copy.authority.rootDir) };
+        if (watch && !('watch' in copy.authority)) copy.authority.watch = true;
       }
       if ('documentRoot' in copy) copy.documentRoot = rel(copy.documentRoot);
       if (copy.knowledgeRoots && typeof copy.knowledgeRoots === 'object') {
@@ -558,7 +560,7 @@ function renderExport(graph, format) {
 
 async function openGraph(flags, stderr) {
   const file = flags.config ?? DEFAULT_CONFIG;
-  const { config, mcp } = openConfig(readConfig(file), file);
+  const { config, mcp } = openConfig(readConfig(file), file, { watch: flags.watch === true });
   // Progress only for a person watching: never with --json, never into a pipe.
   const progress = stderr.isTTY && !flags.json;
   if (progress) stderr.write('loading providers…');
@@ -989,6 +991,18 @@ function httpAddress(value) {
   return { host: (m[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
 }
 
+/** One line on stderr per reload a watch asked for, and per lost watch: what it serves now, or
+ *  the error's envelope. */
+function reportReloads(graph, stderr) {
+  graph.on('reload', (event) => {
+    if (event.trigger !== 'watch') return;
+    const line = event.ok
+      ? `${event.providerId} serves ${event.entry.staticRevision}`
+      : `${event.providerId} ${event.entry ? 'reload' : 'watch'} failed: ${JSON.stringify(event.error.toJSON())}`;
+    stderr.write(`capability-graph: ${line}\n`);
+  });
+}
+
 /** `capability-graph mcp --http`: stateless Streamable HTTP at /mcp, until a signal. */
 async function serveMcpHttp(graph, options, flags, stderr, flagged) {
   const { createMcpHttpHandler } = require('./mcp.cjs');
@@ -1175,6 +1189,7 @@ async function run(argv, stdout, stderr) {
     const opened = await openGraph(flags, stderr);
     graph = opened.graph;
     if (command === 'mcp') {
+      if (flags.watch) reportReloads(graph, stderr);
       await serveMcp(graph, opened.mcp, flags, stderr);
       return 0;
     }
