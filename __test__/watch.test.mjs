@@ -311,3 +311,29 @@ test('watches never keep the process alive; close() stops every watch and drops 
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('a view a reload opened, or was opening, when close() came is still released', { timeout: 10_000 }, async () => {
+  for (const stage of ['openView', 'scanCapabilities']) {
+    let opens = 0;
+    let gate;
+    const released = new Promise((resolve) => (gate = { released: resolve }));
+    const view = (id) => ({
+      provider: { providerId: id, name: 'A', version: '1' },
+      sourceRevision: `r${opens}`,
+      scanCapabilities: () => (opens > 1 && stage === 'scanCapabilities' ? new Promise((resolve) => (gate.answer = () => resolve({ items: [] }))) : { items: [] }),
+      close: () => opens > 1 && gate.released(),
+    });
+    const adapter = {
+      id: 'slow',
+      openView: (id) => (++opens > 1 && stage === 'openView' ? new Promise((resolve) => (gate.answer = () => resolve(view(id)))) : view(id)),
+    };
+    const graph = await CapabilityGraph.open({ providers: [{ providerId: 'acme', authority: { kind: 'database', adapter } }] });
+    const reload = graph.reload();
+    while (gate.answer === undefined) await new Promise((resolve) => setImmediate(resolve));
+    await graph.close();
+    const error = await reload.then(assert.fail, (e) => e);
+    assertError(error, 'CG_GRAPH_CLOSED', 'lifecycle');
+    gate.answer();
+    await released; // the adapter's resources (a pooled connection) are not left behind
+  }
+});

@@ -542,9 +542,19 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
     if (signal.aborted) throw new Stopped('database_read_timeout');
     return answer;
   };
+  // Releasing a view cannot change what was read, and frees what the adapter holds for it (a
+  // pooled connection): it is bounded like every adapter call, and made after close() too.
+  const release = (v) => (typeof v?.close === 'function' ? bounded(() => v.close(), { timeoutMs: budgets.callTimeoutMs }).catch(() => {}) : undefined);
   let view;
+  let opening;
   try {
-    view = await step(() => adapter.openView(providerId));
+    view = await step(() => (opening = Promise.resolve(adapter.openView(providerId))));
+  } catch (error) {
+    // A view that opens after its call was given up (a deadline, close()) is released once open.
+    opening?.then(release, () => {});
+    throw error;
+  }
+  try {
     const opened = sourceContext(view);
     const offers = RELATION_CALLS.filter((name) => typeof view?.[name] === 'function');
     let next = unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }), JSON.stringify(offers))));
@@ -557,10 +567,9 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
     }
     unwrap(call(() => reads.end(JSON.stringify(sourceContext(view)))));
   } finally {
-    if (typeof view?.close === 'function') {
-      // Releasing a view cannot change what was read; it is bounded like every adapter call.
-      await bounded(() => view.close(), { timeoutMs: budgets.callTimeoutMs, active }).catch(() => {});
-    }
+    // The next read waits for the release; a read close() ended does not.
+    const released = release(view);
+    if (!active?.closed) await released;
   }
 }
 
