@@ -5,7 +5,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
@@ -244,6 +244,38 @@ test('a file provider with watch: true picks up an edit of its definitions', asy
     assertError((await broken).error, 'CG_DEFINITION_INVALID', 'load', 'fix_input');
     assert.equal(await name(), 'Routing, edited');
   } finally {
+    clearInterval(alive);
+    await graph.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('without a recursive fs.watch, each folder is watched, folders that appear included', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'cg-watch-'));
+  cpSync(seedRoot, root, { recursive: true });
+  const watch = fs.watch;
+  fs.watch = (dir, options, listener) => {
+    if (options?.recursive) throw Object.assign(new Error('no recursive watch'), { code: 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM' });
+    return watch(dir, options, listener);
+  };
+  const alive = setInterval(() => {}, 1_000);
+  const graph = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: root, definitionLayout: 'directory', watch: true } }] });
+  try {
+    const listing = async () => (await graph.listCatalog()).items.map((i) => i.id.capabilityId);
+    const served = (pattern) => new Promise((resolve) => graph.on('reload', async (e) => e.ok && pattern((await graph.getCapabilities(['seed.http::extra'])).results[0]) && resolve()));
+    await nextEvent(graph, (e) => e.trigger === 'watch');
+    const folder = path.join(root, 'capabilities', 'more');
+    const added = served((slot) => slot.ok);
+    mkdirSync(folder);
+    writeFileSync(path.join(folder, 'extra.json'), JSON.stringify(cap('extra')));
+    await added;
+    assert.ok((await listing()).includes('extra'));
+    // An edit inside the folder that appeared is seen through that folder's own watcher.
+    const edited = served((slot) => slot.ok && slot.value.name === 'Extra, edited');
+    writeFileSync(path.join(folder, 'extra.json'), JSON.stringify(cap('extra', { name: 'Extra, edited' })));
+    await edited;
+  } finally {
+    fs.watch = watch;
     clearInterval(alive);
     await graph.close();
     rmSync(root, { recursive: true, force: true });
