@@ -467,7 +467,9 @@ test('close() during the lexical executor wait answers CG_GRAPH_CLOSED', async (
     const e = await pending;
     assert.deepEqual([e.code, e.phase, e.nextAction], ['CG_GRAPH_CLOSED', 'lifecycle', undefined]);
   } finally {
-    assert.equal(holdLexicalIndexBuilds(false), before + 1);
+    // The counter is process-wide: an earlier test's graph may still finish a build of its own
+    // while this one is held, so at least this graph's build was held.
+    assert.ok(holdLexicalIndexBuilds(false) >= before + 1);
   }
 });
 
