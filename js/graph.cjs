@@ -509,16 +509,18 @@ class Stopped {
 /** A database read the engine's collector stopped, its failure recorded there. */
 const COLLECTOR_STOPPED = Symbol('collectorStopped');
 
-/** A view's page as the collector takes it: its `items` and `nextCursor`, read once. */
-const wirePage = (page) => toWireJson(page !== null && typeof page === 'object' ? { items: page.items, nextCursor: page.nextCursor } : {});
+/** A view's page as the collector takes it: its `items`, `nextCursor` and (of `changedSince`)
+ *  `unknown`, read once. */
+const wirePage = (page) =>
+  toWireJson(page !== null && typeof page === 'object' ? { items: page.items, nextCursor: page.nextCursor, unknown: page.unknown } : {});
 
 /** The view fields that describe the source, as plain JSON (compared by the engine). */
 function sourceContext(view) {
   return JSON.parse(toWireJson({ provider: view.provider, sourceRevision: view.sourceRevision, knowledgeRootDir: view.knowledgeRootDir }));
 }
 
-/** The relation calls a view may have; the collector chooses among those it has. */
-const RELATION_CALLS = ['scanRelations', 'neighbors'];
+/** The optional calls a view may have; the collector chooses among those it has. */
+const VIEW_CALLS = ['scanRelations', 'neighbors', 'changedSince'];
 
 /**
  * Reads one provider whole through an open view into `reads` (the engine's collector), a page
@@ -556,7 +558,7 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
   }
   try {
     const opened = sourceContext(view);
-    const offers = RELATION_CALLS.filter((name) => typeof view?.[name] === 'function');
+    const offers = VIEW_CALLS.filter((name) => typeof view?.[name] === 'function');
     let next = unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }), JSON.stringify(offers))));
     if (next?.unchanged) return;
     while (next !== null) {

@@ -16,7 +16,7 @@ use crate::query::retrieval::knowledge_search;
 use crate::query::{maintenance, reads, Call};
 use crate::snapshot::ProviderSnapshot;
 use crate::sources;
-use crate::sources::database::DatabaseRead;
+use crate::sources::database::{DatabaseRead, DatabaseReads, KeptRecords};
 use crate::store::{ProviderSlots, Store, StoreState};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -107,6 +107,12 @@ impl Engine {
     /// `load`; several side by side, taken in config order); any failure rejects the whole
     /// open, the first in config order.
     pub fn open(config_json: &str, databases: Option<&str>) -> Result<Engine> {
+        Engine::open_reads(config_json, DatabaseReads::of_json(databases))
+    }
+
+    /// [`Engine::open`] with what was read from database authorities and the records to keep
+    /// with their snapshots.
+    pub fn open_reads(config_json: &str, databases: DatabaseReads) -> Result<Engine> {
         let mut config = parse_config(config_json)?;
         let mut databases = database_reads(databases);
         let jobs: Vec<_> = config
@@ -398,6 +404,12 @@ impl Engine {
     /// holds what the JS layer read again from the database authorities being reloaded (a
     /// provider whose view named the state its current snapshot was read from was not read).
     pub fn reload(&self, args: &str, databases: Option<&str>) -> Result<String> {
+        self.reload_reads(args, DatabaseReads::of_json(databases))
+    }
+
+    /// [`Engine::reload`] with what was read again and the records to keep with the new
+    /// snapshots.
+    pub fn reload_reads(&self, args: &str, databases: DatabaseReads) -> Result<String> {
         let targets = self
             .reload_targets(args)
             .map_err(|e| e.in_verb(verb_phase("reload")))?;
@@ -525,6 +537,24 @@ impl Engine {
             .filter_map(|id| {
                 let source = state.providers.get(id)?.source.as_deref()?;
                 Some((id.to_owned(), source.clone()))
+            })
+            .collect()
+    }
+
+    /// By provider ID, the records each database provider's current snapshot was read from,
+    /// when it kept them (its view offers `changedSince`), for the providers `known` names.
+    pub fn database_records(
+        &self,
+        known: &BTreeMap<String, Value>,
+    ) -> BTreeMap<String, Arc<KeptRecords>> {
+        let Ok(state) = self.store.pin() else {
+            return BTreeMap::new();
+        };
+        known
+            .keys()
+            .filter_map(|id| {
+                let kept = state.providers.get(id)?.current.kept.clone()?;
+                Some((id.clone(), kept))
             })
             .collect()
     }
@@ -666,13 +696,17 @@ fn take_read(
 }
 
 /// What the JS layer read from database authorities, by provider ID.
-fn database_reads(json: Option<&str>) -> BTreeMap<String, DatabaseRead> {
+fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
+    let DatabaseReads { json, mut kept } = reads;
     let parsed: Map<String, Value> = json
-        .and_then(|j| serde_json::from_str(j).ok())
+        .and_then(|j| serde_json::from_str(&j).ok())
         .unwrap_or_default();
     parsed
         .into_iter()
-        .map(|(k, v)| (k, DatabaseRead::new(v)))
+        .map(|(k, v)| {
+            let kept = kept.remove(&k);
+            (k, DatabaseRead::with_kept(v, kept))
+        })
         .collect()
 }
 
@@ -774,7 +808,7 @@ pub fn watch_failed(provider_id: &str) -> GraphError {
 /// the call's error, as at `open`.
 pub fn diagnose(config_json: &str, databases: Option<&str>) -> Result<String> {
     let config = parse_config(config_json)?;
-    let mut databases = database_reads(databases);
+    let mut databases = database_reads(DatabaseReads::of_json(databases));
     let providers: Vec<Value> = config
         .providers
         .iter()

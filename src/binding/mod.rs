@@ -310,7 +310,7 @@ pub struct NativeGraph {
 
 pub struct OpenTask {
     config: String,
-    databases: Option<String>,
+    databases: crate::sources::database::DatabaseReads,
     engine: Option<Result<Engine>>,
 }
 
@@ -320,8 +320,8 @@ impl Task for OpenTask {
 
     fn compute(&mut self) -> napi::Result<()> {
         let config = std::mem::take(&mut self.config);
-        let databases = self.databases.take();
-        self.engine = Some(guarded(|| Engine::open(&config, databases.as_deref())));
+        let databases = std::mem::take(&mut self.databases);
+        self.engine = Some(guarded(|| Engine::open_reads(&config, databases)));
         Ok(())
     }
 
@@ -415,8 +415,8 @@ impl NativeDatabaseReads {
 impl NativeDatabaseReads {
     /// Everything gathered, as the engine takes it (JSON by provider ID); the reads are empty
     /// afterwards.
-    fn take(&mut self) -> Result<Option<String>> {
-        std::mem::take(&mut self.reads).into_json()
+    fn take(&mut self) -> Result<crate::sources::database::DatabaseReads> {
+        std::mem::take(&mut self.reads).into_reads()
     }
 }
 
@@ -443,7 +443,7 @@ pub fn open(
 pub fn diagnose(config: String, databases: &mut NativeDatabaseReads) -> String {
     outcome(guarded(|| {
         let databases = databases.take()?;
-        crate::engine::diagnose(&config, databases.as_deref())
+        crate::engine::diagnose(&config, databases.json.as_deref())
     }))
 }
 
@@ -712,8 +712,10 @@ impl NativeGraph {
     ) -> napi::Result<NativeDatabaseReads> {
         let reads = crate::sources::database::ReadCollector::with_budgets(&budgets)
             .map_err(|e| napi::Error::from_reason(e.to_json()))?;
+        let known = self.engine.database_known(&args);
+        let records = self.engine.database_records(&known);
         Ok(NativeDatabaseReads {
-            reads: reads.knowing(self.engine.database_known(&args)),
+            reads: reads.knowing(known).knowing_records(records),
         })
     }
 
@@ -722,7 +724,7 @@ impl NativeGraph {
     pub fn reload(&self, args: String, databases: &mut NativeDatabaseReads) -> AsyncTask<PoolTask> {
         let engine = self.engine.clone();
         let databases = databases.take();
-        PoolTask::run(move || engine.reload(&args, databases?.as_deref()))
+        PoolTask::run(move || engine.reload_reads(&args, databases?))
     }
 
     /// Closes for new calls. `true` when no engine task made before is still queued or

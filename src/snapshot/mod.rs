@@ -278,6 +278,9 @@ pub struct ProviderSnapshot {
     /// For a database provider, the state of its source it was read from
     /// (`DatabaseRead::identity`).
     pub source: Option<std::sync::Arc<serde_json::Value>>,
+    /// For a database provider whose view offers `changedSince`, the records it was read
+    /// from: the next read takes what did not change from here.
+    pub kept: Option<std::sync::Arc<crate::sources::database::KeptRecords>>,
     /// The lexical executor's index, built on first use.
     lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
 }
@@ -322,6 +325,7 @@ impl ProviderSnapshot {
             ]),
             roots,
             source: None,
+            kept: None,
             lexical: std::sync::OnceLock::new(),
         }
     }

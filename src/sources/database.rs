@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 fn contract(reason: &str) -> GraphError {
     GraphError::new(Code::AdapterContractInvalid)
@@ -122,9 +123,25 @@ pub struct DatabaseRead {
     /// The provider record with the capability records moved in: the inline definition the
     /// records are validated as (built once, so the records are never copied).
     definition: Option<Value>,
+    /// The records as read, kept with the snapshot when the view offers `changedSince`.
+    kept: Option<Arc<KeptRecords>>,
 }
 
 impl DatabaseRead {
+    /// The read `value`, with the records to keep with its snapshot (see [`KeptRecords`]).
+    pub fn with_kept(value: Value, kept: Option<Arc<KeptRecords>>) -> DatabaseRead {
+        DatabaseRead {
+            kept,
+            ..DatabaseRead::new(value)
+        }
+    }
+
+    /// The records to keep with this read's snapshot: a later read through `changedSince`
+    /// reads only what changed and takes the rest from them.
+    pub fn kept(&self) -> Option<Arc<KeptRecords>> {
+        self.kept.clone()
+    }
+
     pub fn new(mut value: Value) -> DatabaseRead {
         let records = value
             .as_object_mut()
@@ -138,7 +155,11 @@ impl DatabaseRead {
             }
             _ => None,
         };
-        DatabaseRead { value, definition }
+        DatabaseRead {
+            value,
+            definition,
+            kept: None,
+        }
     }
 
     /// The adapter's failure, projected: a few codes pass through, the rest is
@@ -203,6 +224,9 @@ impl DatabaseRead {
         }
         self.check_context()?;
         let v = &self.value;
+        if let Some(rule) = v.get("violation").and_then(Value::as_str) {
+            return Err(contract(rule));
+        }
         if v.get("sourceRevision")
             .and_then(Value::as_str)
             .is_none_or(crate::json::is_blank)
@@ -249,13 +273,20 @@ impl DatabaseRead {
 
     /// Every relation stream the adapter serves must list exactly the edges the records declare
     /// (forward) or imply (inverse), in ID order.
+    /// An incremental read lists `streamsOf`: the capabilities whose streams it read (those
+    /// the change touched); the others' were checked when first read.
     fn check_streams(&self, v: &ValidatedProvider, provider_id: &str) -> Result<()> {
         let streams = self
             .value
             .get("streams")
             .and_then(Value::as_object)
             .ok_or_else(|| contract("streams_required"))?;
-        check_stream_map(v, provider_id, streams)
+        let only = match self.value.get("streamsOf") {
+            None => None,
+            Some(Value::Array(ids)) => Some(ids.iter().filter_map(Value::as_str).collect()),
+            Some(_) => return Err(GraphError::new(Code::Internal)),
+        };
+        check_stream_map(v, provider_id, streams, only.as_ref())
     }
 }
 
@@ -266,9 +297,13 @@ fn check_stream_map(
     v: &ValidatedProvider,
     provider_id: &str,
     streams: &Map<String, Value>,
+    only: Option<&HashSet<&str>>,
 ) -> Result<()> {
     let expected = expected_lists(v);
     for (i, c) in v.capabilities.iter().enumerate() {
+        if only.is_some_and(|only| !only.contains(c.texts.capability_id())) {
+            continue;
+        }
         let kinds = streams.get(c.texts.capability_id());
         for kind in Kind::ALL {
             // Streams read empty are left out (`ReadCollector`); anything else present must
@@ -405,7 +440,7 @@ fn check_relations(v: &ValidatedProvider, provider_id: &str, items: &[Value]) ->
             }
         }
     }
-    check_stream_map(v, provider_id, &streams)?;
+    check_stream_map(v, provider_id, &streams, None)?;
     if let Some(error) = stray {
         return Err(error);
     }
@@ -413,6 +448,90 @@ fn check_relations(v: &ValidatedProvider, provider_id: &str, items: &[Value]) ->
         Some(w) => Err(mismatch(w[1].1).detail("capabilityId", id(w[1].0))),
         None => Ok(()),
     }
+}
+
+/// The capability records of a read as they came (JSON text), kept with its snapshot when the
+/// view offers `changedSince`: an incremental read takes every record it does not read again
+/// from here, so the candidate it validates is exactly the one a full read would give.
+#[derive(Debug, Default)]
+pub struct KeptRecords {
+    /// The records' JSON, comma-separated.
+    text: String,
+    /// Each record in ID order: its span of `text`, its capability ID and the relations it
+    /// declares.
+    records: Vec<(usize, usize, Box<str>, u32)>,
+}
+
+impl KeptRecords {
+    /// Heap bytes held.
+    pub fn bytes(&self) -> usize {
+        self.text.capacity()
+            + self.records.capacity() * std::mem::size_of::<(usize, usize, Box<str>, u32)>()
+            + self.records.iter().map(|r| r.2.len()).sum::<usize>()
+    }
+
+    fn record(&self, i: usize) -> &str {
+        let (start, len, _, _) = self.records[i];
+        &self.text[start..start + len]
+    }
+}
+
+/// What the JS layer gathered for one open or reload: the reads as JSON by provider ID (`None`
+/// when no database authority was read), and the records to keep with each snapshot.
+#[derive(Debug, Default)]
+pub struct DatabaseReads {
+    pub json: Option<String>,
+    pub kept: BTreeMap<String, Arc<KeptRecords>>,
+}
+
+impl DatabaseReads {
+    /// Reads given as JSON only (nothing kept).
+    pub fn of_json(json: Option<&str>) -> DatabaseReads {
+        DatabaseReads {
+            json: json.map(str::to_owned),
+            kept: BTreeMap::new(),
+        }
+    }
+}
+
+/// A change a view's `changedSince` lists: `{ capabilityId, record }` (changed or added) or
+/// `{ capabilityId, removed: true }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChangeItem<'a> {
+    #[serde(rename = "capabilityId")]
+    capability_id: String,
+    #[serde(borrow, default)]
+    record: Option<&'a RawValue>,
+    #[serde(default)]
+    removed: Option<bool>,
+}
+
+/// The changes of an incremental read so far, and the records they apply to.
+struct Changes {
+    base: Arc<KeptRecords>,
+    /// The source revision the changes are asked since.
+    since: String,
+    /// By capability ID in strictly increasing order: its record now, or `None` (removed).
+    items: Vec<(Box<str>, Option<String>)>,
+}
+
+/// The local IDs of the relations a record declares (string entries, or `{ capabilityId }`).
+fn targets(head: &RecordHead) -> Vec<String> {
+    [head.parents, head.specializes, head.related, head.requires]
+        .into_iter()
+        .flatten()
+        .filter_map(|raw| serde_json::from_str::<Vec<Value>>(raw.get()).ok())
+        .flatten()
+        .filter_map(|t| match t {
+            Value::String(id) => Some(id),
+            Value::Object(mut m) => match m.remove("capabilityId") {
+                Some(Value::String(id)) => Some(id),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// The items a page is asked for (`limit`); a page holding more breaks the page rules.
@@ -435,8 +554,13 @@ pub struct ReadCollector {
     /// By provider ID, the state its current snapshot was read from (see [`identity_of`]): a
     /// view naming it again is not read.
     known: BTreeMap<String, Value>,
+    /// By provider ID, the records its current snapshot was read from, when it kept them: a
+    /// view offering `changedSince` is then asked what changed since, and only that is read.
+    records: BTreeMap<String, Arc<KeptRecords>>,
     /// (provider ID, the read as JSON) of each provider read so far.
     done: Vec<(String, String)>,
+    /// The records to keep with each snapshot, by provider ID.
+    kept: BTreeMap<String, Arc<KeptRecords>>,
     current: Option<Pending>,
 }
 
@@ -461,10 +585,12 @@ pub enum Next {
 }
 
 /// A list of the provider being read: its capability records, its bulk relation scan, or the
-/// `kind` (index into [`Kind::ALL`]) relation stream of record `index`.
+/// `kind` (index into [`Kind::ALL`]) relation stream of record `index`, or the changes since
+/// the source revision the current snapshot was read from (`changedSince`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum List {
     Scan,
+    Changes,
     Relations,
     Stream { index: usize, kind: usize },
 }
@@ -474,7 +600,7 @@ impl List {
     fn limit(self) -> usize {
         match self {
             List::Relations => RELATION_PAGE_LIMIT,
-            List::Scan | List::Stream { .. } => PAGE_LIMIT,
+            List::Scan | List::Changes | List::Stream { .. } => PAGE_LIMIT,
         }
     }
 }
@@ -509,6 +635,19 @@ struct Pending {
     /// would read the same pages again, without end).
     cursor: Option<String>,
     cursors: HashSet<String>,
+    /// Whether the view offers `changedSince`: the records are then kept with the snapshot,
+    /// each one's span of `records` and declared relations in `spans`.
+    keep: bool,
+    spans: Vec<(usize, usize, u32)>,
+    /// Whether the view offers `neighbors`: an incremental read checks the streams of the
+    /// capabilities the change touched.
+    offers_streams: bool,
+    /// The changes of an incremental read, until they are applied to the records.
+    changes: Option<Changes>,
+    /// Of an incremental read, which records' streams are read: those the change touched.
+    only: Option<Vec<bool>>,
+    /// The contract rule a change list broke, if any: the read ends there and is refused.
+    violation: Option<&'static str>,
 }
 
 /// A relation stream read so far: its kind and items.
@@ -521,6 +660,8 @@ struct WirePage<'a> {
     items: Option<&'a RawValue>,
     #[serde(rename = "nextCursor", default)]
     next_cursor: Option<Value>,
+    #[serde(default)]
+    unknown: Option<Value>,
 }
 
 /// A record's capability ID and relation fields, read without building the rest of it.
@@ -597,11 +738,108 @@ impl Pending {
     fn keep_records(&mut self, page: &[&RawValue]) {
         for record in page {
             let head = serde_json::from_str::<RecordHead>(record.get()).ok();
-            self.declared += head.as_ref().map_or(0, RecordHead::declared);
+            let declared = head.as_ref().map_or(0, RecordHead::declared);
             let id = head.and_then(|r| r.capability_id.as_str().map(Box::from));
-            self.ids.push(id);
-            join(&mut self.records, record.get());
+            self.keep_record(record.get(), id, declared);
         }
+    }
+
+    fn keep_record(&mut self, record: &str, id: Option<Box<str>>, declared: u64) {
+        self.declared += declared;
+        self.ids.push(id);
+        join(&mut self.records, record);
+        if self.keep {
+            let start = self.records.len() - record.len();
+            let declared = u32::try_from(declared).unwrap_or(u32::MAX);
+            self.spans.push((start, record.len(), declared));
+        }
+    }
+
+    /// Keeps a page of the changes: each item once, in strictly increasing ID order, a record
+    /// of the ID it is listed under or a removal. Answers the rule an item broke.
+    fn keep_changes(&mut self, page: &[&RawValue]) -> std::result::Result<(), &'static str> {
+        let changes = self.changes.as_mut().ok_or("change_list_invalid")?;
+        for item in page {
+            let item = serde_json::from_str::<ChangeItem>(item.get())
+                .map_err(|_| "change_item_invalid")?;
+            let record = match (item.record, item.removed) {
+                (Some(record), None) => {
+                    let head = serde_json::from_str::<RecordHead>(record.get()).ok();
+                    if head.as_ref().and_then(|h| h.capability_id.as_str())
+                        != Some(item.capability_id.as_str())
+                    {
+                        return Err("change_item_invalid");
+                    }
+                    Some(record.get().to_owned())
+                }
+                (None, Some(true)) => None,
+                _ => return Err("change_item_invalid"),
+            };
+            if changes
+                .items
+                .last()
+                .is_some_and(|(last, _)| **last >= *item.capability_id)
+            {
+                return Err("change_order_or_duplicate");
+            }
+            changes.items.push((item.capability_id.into(), record));
+        }
+        Ok(())
+    }
+
+    /// Applies the changes to the records they were asked against: the records read now are
+    /// those a full read would give, in ID order. The capabilities a change touched (a changed
+    /// or added one, and those its relations, old or new, name) have their streams read, when
+    /// the view has them.
+    fn apply_changes(&mut self) -> Result<()> {
+        let Some(changes) = self.changes.take() else {
+            return Err(GraphError::new(Code::Internal));
+        };
+        let base = &changes.base;
+        let mut touched: HashSet<String> = HashSet::new();
+        let mut touch = |record: &str, own: bool| {
+            if let Ok(head) = serde_json::from_str::<RecordHead>(record) {
+                touched.extend(targets(&head));
+                if own {
+                    touched.extend(head.capability_id.as_str().map(str::to_owned));
+                }
+            }
+        };
+        let mut b = 0;
+        let keep_base = |p: &mut Pending, b: usize| {
+            let (_, _, id, declared) = &base.records[b];
+            p.keep_record(base.record(b), Some(id.clone()), u64::from(*declared));
+        };
+        for (id, record) in &changes.items {
+            while b < base.records.len() && base.records[b].2 < *id {
+                keep_base(self, b);
+                b += 1;
+            }
+            if b < base.records.len() && base.records[b].2 == *id {
+                touch(base.record(b), false);
+                b += 1;
+            }
+            if let Some(record) = record {
+                touch(record, true);
+                let declared =
+                    serde_json::from_str::<RecordHead>(record).map_or(0, |h| h.declared());
+                self.keep_record(record, Some(id.clone()), declared);
+            }
+        }
+        while b < base.records.len() {
+            keep_base(self, b);
+            b += 1;
+        }
+        if self.offers_streams {
+            self.edges = Edges::Streams;
+            let mask = self
+                .ids
+                .iter()
+                .map(|id| id.as_deref().is_some_and(|id| touched.contains(id)))
+                .collect();
+            self.only = Some(mask);
+        }
+        Ok(())
     }
 
     /// Keeps a page of the bulk relation scan, as it came.
@@ -650,19 +888,20 @@ impl Pending {
                 return;
             }
             Some(List::Stream { index, .. }) => index + 1,
-            Some(List::Scan) if self.edges == Edges::Streams => 0,
-            Some(List::Scan) if self.edges == Edges::Scan => {
+            Some(List::Scan | List::Changes) if self.edges == Edges::Streams => 0,
+            Some(List::Scan | List::Changes) if self.edges == Edges::Scan => {
                 self.list = Some(List::Relations);
                 return;
             }
-            Some(List::Scan | List::Relations) => {
+            Some(List::Scan | List::Changes | List::Relations) => {
                 self.list = None;
                 return;
             }
             None => return,
         };
+        let only = self.only.as_deref();
         self.list = (from..self.ids.len())
-            .find(|&i| self.ids[i].is_some())
+            .find(|&i| self.ids[i].is_some() && only.is_none_or(|m| m[i]))
             .map(|index| List::Stream { index, kind: 0 });
     }
 
@@ -681,6 +920,12 @@ impl Pending {
             List::Relations => {
                 page.insert("maxBytes".into(), PAGE_MAX_BYTES.into());
                 ("scanRelations", Vec::new())
+            }
+            List::Changes => {
+                let since = self.changes.as_ref().map(|c| c.since.as_str());
+                let since = since.ok_or_else(|| GraphError::new(Code::Internal))?;
+                page.insert("maxBytes".into(), PAGE_MAX_BYTES.into());
+                ("changedSince", vec![Value::from(since)])
             }
             List::Stream { index, kind } => {
                 let Some(Some(id)) = self.ids.get(index) else {
@@ -710,7 +955,9 @@ impl ReadCollector {
             max_records: bounds.max_records,
             max_bytes: bounds.max_bytes,
             known: BTreeMap::new(),
+            records: BTreeMap::new(),
             done: Vec::new(),
+            kept: BTreeMap::new(),
             current: None,
         }
     }
@@ -738,6 +985,13 @@ impl ReadCollector {
         self
     }
 
+    /// The collector of a reload that also knows, by provider ID, the records each current
+    /// snapshot was read from (kept when its view offered `changedSince`).
+    pub fn knowing_records(mut self, records: BTreeMap<String, Arc<KeptRecords>>) -> ReadCollector {
+        self.records = records;
+        self
+    }
+
     fn pending(&mut self) -> Result<&mut Pending> {
         self.current
             .as_mut()
@@ -750,10 +1004,13 @@ impl ReadCollector {
     /// view names the state the current snapshot was read from: then nothing is read.
     ///
     /// The edges are read through `scanRelations` when the view has it, else through
-    /// `neighbors`, else not at all (the records' relations are the edges).
+    /// `neighbors`, else not at all (the records' relations are the edges). A view offering
+    /// `changedSince` whose provider's current snapshot kept its records is asked first what
+    /// changed since the revision that snapshot was read from.
     pub fn begin(&mut self, provider_id: &str, context: &str, offers: &str) -> Result<Next> {
         let offers: Vec<String> = serde_json::from_str(offers).map_err(internal)?;
         let offers = |call: &str| offers.iter().any(|o| o == call);
+        let keep = offers("changedSince");
         let edges = if offers("scanRelations") {
             Edges::Scan
         } else if offers("neighbors") {
@@ -775,6 +1032,19 @@ impl ReadCollector {
         let fields: BTreeMap<String, &RawValue> =
             serde_json::from_str(context).map_err(internal)?;
         let bytes = fields.get("provider").map_or(0, |p| p.get().len() as u64);
+        let since = self
+            .known
+            .get(provider_id)
+            .and_then(|k| k.get("sourceRevision"))
+            .and_then(Value::as_str);
+        let changes = match (keep, since, self.records.get(provider_id)) {
+            (true, Some(since), Some(base)) => Some(Changes {
+                base: base.clone(),
+                since: since.to_owned(),
+                items: Vec::new(),
+            }),
+            _ => None,
+        };
         let pending = Pending {
             provider_id: provider_id.to_owned(),
             context: context.to_owned(),
@@ -786,10 +1056,20 @@ impl ReadCollector {
             streams: String::new(),
             node: None,
             bytes,
-            list: Some(List::Scan),
+            list: Some(if changes.is_some() {
+                List::Changes
+            } else {
+                List::Scan
+            }),
             listed: 0,
             cursor: None,
             cursors: HashSet::new(),
+            keep,
+            spans: Vec::new(),
+            offers_streams: offers("neighbors"),
+            changes,
+            only: None,
+            violation: None,
         };
         let next = pending.next();
         self.current = Some(pending);
@@ -807,8 +1087,26 @@ impl ReadCollector {
     /// are records (`neighbor_stream_unbounded`). The bulk relation scan ends at the first item
     /// past twice the relations the records declare (each declared edge and its inverse): the
     /// list then differs from the records, which validation reports as the streams' difference.
+    ///
+    /// The changes (`changedSince`) are judged like records (`maxRecords`, `maxBytes`); a first
+    /// page `{ unknown: true }` turns the read into a full one. Once they are all read they are
+    /// applied to the kept records, and the records then stay within `maxRecords`.
     pub fn page(&mut self, page: &str) -> Result<Next> {
         let page: WirePage = serde_json::from_str(page).map_err(internal)?;
+        if let Some(unknown) = &page.unknown {
+            let p = self.pending()?;
+            let first = p.list == Some(List::Changes) && p.listed == 0 && p.cursor.is_none();
+            if *unknown == Value::Bool(true) && first && page.items.is_none() {
+                // The view cannot tell what changed: the provider is read whole.
+                p.changes = None;
+                p.list = Some(List::Scan);
+                return p.next();
+            }
+            if *unknown != Value::Bool(false) {
+                return self
+                    .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
+            }
+        }
         let Some(items) = page
             .items
             .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok())
@@ -828,6 +1126,10 @@ impl ReadCollector {
         let over = match list {
             List::Scan => {
                 ((p.ids.len() + n) as u64 > max_records).then_some("database_too_many_records")
+            }
+            List::Changes => {
+                let listed = p.changes.as_ref().map_or(0, |c| c.items.len());
+                ((listed + n) as u64 > max_records).then_some("database_too_many_records")
             }
             List::Stream { .. } => {
                 (p.listed + n > p.ids.len()).then_some("neighbor_stream_unbounded")
@@ -857,6 +1159,15 @@ impl ReadCollector {
         }
         match list {
             List::Scan => p.keep_records(&items),
+            List::Changes => {
+                if let Err(rule) = p.keep_changes(&items) {
+                    // Nothing more is read; validation refuses the read for that rule.
+                    p.violation = Some(rule);
+                    p.changes = None;
+                    p.list = None;
+                    return p.next();
+                }
+            }
             List::Relations => p.keep_relations(&items),
             List::Stream { index, kind } => {
                 p.keep_stream(index, Kind::ALL[kind].as_str(), &items)?
@@ -864,6 +1175,15 @@ impl ReadCollector {
         }
         p.listed += n;
         match page.next_cursor {
+            None if list == List::Changes => {
+                p.apply_changes()?;
+                if p.ids.len() as u64 > max_records {
+                    return self.stop_for("database_too_many_records");
+                }
+                let p = self.pending()?;
+                p.advance();
+                p.next()
+            }
             None => {
                 p.advance();
                 p.next()
@@ -935,9 +1255,35 @@ impl ReadCollector {
             }
             Edges::Records => {}
         }
+        if let Some(only) = &p.only {
+            let ids: Vec<&str> = (p.ids.iter().zip(only))
+                .filter_map(|(id, &read)| id.as_deref().filter(|_| read))
+                .collect();
+            read.push_str(r#","streamsOf":"#);
+            read.push_str(&text(&ids)?);
+        }
+        if let Some(rule) = p.violation {
+            read.push_str(r#","violation":"#);
+            read.push_str(&text(&rule)?);
+        }
         read.push_str(r#","after":"#);
         read.push_str(&text(&after)?);
         read.push('}');
+        if p.keep && p.violation.is_none() && p.spans.len() == p.ids.len() {
+            let records = p
+                .ids
+                .into_iter()
+                .zip(p.spans)
+                .map(|(id, (start, len, declared))| id.map(|id| (start, len, id, declared)))
+                .collect::<Option<Vec<_>>>();
+            if let Some(records) = records {
+                let kept = KeptRecords {
+                    text: p.records,
+                    records,
+                };
+                self.kept.insert(p.provider_id.clone(), Arc::new(kept));
+            }
+        }
         self.done.push((p.provider_id, read));
         Ok(())
     }
@@ -951,6 +1297,7 @@ impl ReadCollector {
     }
 
     fn record_failure(&mut self, provider_id: String, failed: &Value) -> Result<()> {
+        self.kept.remove(&provider_id);
         let read = text(&serde_json::json!({ "failed": failed }))?;
         match self.done.last_mut() {
             Some((id, earlier)) if *id == provider_id => *earlier = read,
@@ -962,8 +1309,13 @@ impl ReadCollector {
     /// Every read, as the JSON object by provider ID the engine takes; `None` when no database
     /// authority was read.
     pub fn into_json(self) -> Result<Option<String>> {
+        self.into_reads().map(|r| r.json)
+    }
+
+    /// Every read, and the records to keep with each snapshot.
+    pub fn into_reads(self) -> Result<DatabaseReads> {
         if self.done.is_empty() {
-            return Ok(None);
+            return Ok(DatabaseReads::default());
         }
         let mut out = String::from("{");
         for (i, (id, read)) in self.done.iter().enumerate() {
@@ -975,7 +1327,10 @@ impl ReadCollector {
             out.push_str(read);
         }
         out.push('}');
-        Ok(Some(out))
+        Ok(DatabaseReads {
+            json: Some(out),
+            kept: self.kept,
+        })
     }
 }
 
@@ -1682,6 +2037,288 @@ mod tests {
         let at = |cwd: &str| identity_of(&json!({ "knowledgeRootDir": "docs", "cwd": cwd }));
         assert_ne!(at("/srv/a"), at("/srv/b"));
         assert_eq!(at("/srv/a")["knowledgeRoot"], "/srv/a/docs");
+    }
+
+    /// A read of `p` at source revision `revision` through a view with the calls `offers`,
+    /// by a collector that knows the state and records of an earlier read (`known`): the calls
+    /// made, how the read ended and what it gave.
+    fn read_at(
+        revision: &str,
+        offers: &[&str],
+        known: Option<&(Value, Arc<KeptRecords>)>,
+        answer: impl FnMut(&Value) -> Value,
+    ) -> (Vec<Value>, Next, Option<DatabaseRead>) {
+        let (calls, next, read) =
+            read_within(&Database::default(), revision, offers, known, answer);
+        (calls, next, read.ok())
+    }
+
+    /// [`read_at`] within `bounds`; a stopped read gives its failure.
+    fn read_within(
+        bounds: &Database,
+        revision: &str,
+        offers: &[&str],
+        known: Option<&(Value, Arc<KeptRecords>)>,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> (Vec<Value>, Next, std::result::Result<DatabaseRead, Value>) {
+        let mut c = ReadCollector::new(bounds);
+        if let Some((identity, kept)) = known {
+            c = c
+                .knowing(BTreeMap::from([("p".to_owned(), identity.clone())]))
+                .knowing_records(BTreeMap::from([("p".to_owned(), kept.clone())]));
+        }
+        let mut opened = context();
+        opened["sourceRevision"] = json!(revision);
+        let after = opened.clone();
+        opened["cwd"] = json!("/srv");
+        let mut next = c
+            .begin("p", &opened.to_string(), &json!(offers).to_string())
+            .unwrap();
+        let mut calls = Vec::new();
+        while let Next::Ask(call) = next {
+            let call: Value = serde_json::from_str(&call).unwrap();
+            let page = answer(&call);
+            calls.push(call);
+            next = c.page(&page.to_string()).unwrap();
+        }
+        if next != Next::Done {
+            return (calls, next, Err(failed(c)));
+        }
+        c.end(&after.to_string()).unwrap();
+        let mut reads = c.into_reads().unwrap();
+        let json: Value = serde_json::from_str(&reads.json.unwrap()).unwrap();
+        let read = DatabaseRead::with_kept(json["p"].clone(), reads.kept.remove("p"));
+        (calls, Next::Done, Ok(read))
+    }
+
+    /// `changes` served as pages of `size` items (the cursor is the next index); the other
+    /// calls by `rest`.
+    fn with_changes(
+        changes: Vec<Value>,
+        size: usize,
+        mut rest: impl FnMut(&Value) -> Value,
+    ) -> impl FnMut(&Value) -> Value {
+        move |call| {
+            if call["call"] != "changedSince" {
+                return rest(call);
+            }
+            assert_eq!(call["args"][0], "r1", "asked since the snapshot's revision");
+            let start: usize = call["args"][1]["cursor"]
+                .as_str()
+                .map_or(0, |c| c.parse().unwrap());
+            let end = (start + size).min(changes.len());
+            let mut out = json!({ "items": changes[start..end] });
+            if end < changes.len() {
+                out["nextCursor"] = json!(end.to_string());
+            }
+            out
+        }
+    }
+
+    fn names(calls: &[Value]) -> Vec<&str> {
+        calls.iter().map(|c| c["call"].as_str().unwrap()).collect()
+    }
+
+    /// Before: `a`, `b` and `c` (children of `a`) and `d`. After: `b` renamed and no longer a
+    /// child, `c` removed, `e` added, related to `d`.
+    fn before_and_after() -> ((Vec<Value>, Value), (Vec<Value>, Value), Vec<Value>) {
+        let (mut records, mut streams) = family();
+        records.push(rec("d", json!({})));
+        streams["d"] = json!({});
+        let b = rec("b", json!({ "name": "B, renamed" }));
+        let e = rec("e", json!({ "related": ["d"] }));
+        let after = vec![records[0].clone(), b.clone(), records[3].clone(), e.clone()];
+        let after_streams = json!({ "d": { "relatedBy": ["e"] }, "e": { "related": ["d"] } });
+        let changes = vec![
+            json!({ "capabilityId": "b", "record": b }),
+            json!({ "capabilityId": "c", "removed": true }),
+            json!({ "capabilityId": "e", "record": e }),
+        ];
+        ((records, streams), (after, after_streams), changes)
+    }
+
+    fn revision_of(read: &DatabaseRead) -> String {
+        let v = read.validate("p", &roots()).unwrap();
+        crate::snapshot::ProviderSnapshot::build(
+            v,
+            crate::snapshot::AuthorityKind::Database,
+            Default::default(),
+        )
+        .static_revision
+    }
+
+    #[test]
+    fn a_view_offering_changed_since_is_read_for_the_changes_only_and_gives_what_a_full_read_gives()
+    {
+        let ((records, streams), (after, after_streams), changes) = before_and_after();
+        let offers = ["neighbors", "changedSince"];
+        let (_, _, first) = read_at("r1", &offers, None, store(records, streams, 100));
+        let first = first.unwrap();
+        let known = (
+            first.identity(),
+            first.kept().expect("the records are kept"),
+        );
+        // The changes, in pages of two; then the streams of what they touched: b and e
+        // themselves, a (b's and c's parent before) and d (e's relation now).
+        let answer = with_changes(changes, 2, store(after.clone(), after_streams.clone(), 100));
+        let (calls, next, incremental) = read_at("r2", &offers, Some(&known), answer);
+        assert_eq!(next, Next::Done);
+        let mut expected = vec!["changedSince"; 2];
+        expected.extend(vec!["neighbors"; 4 * 8]);
+        assert_eq!(names(&calls), expected);
+        let streamed: HashSet<&str> = calls[2..]
+            .iter()
+            .map(|c| c["args"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(streamed, HashSet::from(["a", "b", "d", "e"]));
+        assert_eq!(
+            calls[0]["args"],
+            json!(["r1", { "limit": PAGE_LIMIT, "maxBytes": PAGE_MAX_BYTES }])
+        );
+        // The same snapshot as a full read of the definitions now, and the same records kept.
+        let incremental = incremental.unwrap();
+        let (_, _, full) = read_at("r2", &offers, None, store(after, after_streams, 100));
+        let full = full.unwrap();
+        assert_eq!(revision_of(&incremental), revision_of(&full));
+        assert_eq!(incremental.identity(), full.identity());
+        let (kept, whole) = (incremental.kept().unwrap(), full.kept().unwrap());
+        assert_eq!((&kept.text, &kept.records), (&whole.text, &whole.records));
+    }
+
+    #[test]
+    fn a_view_that_cannot_tell_what_changed_is_read_whole() {
+        let ((records, streams), (after, after_streams), _) = before_and_after();
+        let offers = ["scanRelations", "changedSince"];
+        let (calls, _, first) = read_at("r1", &offers, None, store(records, streams, 100));
+        assert_eq!(names(&calls), ["scanCapabilities", "scanRelations"]);
+        let first = first.unwrap();
+        let known = (first.identity(), first.kept().unwrap());
+        let mut rest = store(after.clone(), after_streams.clone(), 100);
+        let answer = |call: &Value| match call["call"].as_str() {
+            Some("changedSince") => json!({ "unknown": true }),
+            _ => rest(call),
+        };
+        let (calls, _, read) = read_at("r2", &offers, Some(&known), answer);
+        assert_eq!(
+            names(&calls),
+            ["changedSince", "scanCapabilities", "scanRelations"]
+        );
+        let (_, _, full) = read_at("r2", &offers, None, store(after, after_streams, 100));
+        assert_eq!(revision_of(&read.unwrap()), revision_of(&full.unwrap()));
+        // A view without changedSince keeps nothing; a forced reload knows nothing: both read
+        // whole.
+        let (records, streams) = family();
+        let (_, _, plain) = read_at("r1", &["scanRelations"], None, store(records, streams, 9));
+        assert!(plain.unwrap().kept().is_none());
+    }
+
+    #[test]
+    fn changes_are_checked_like_scans_and_the_streams_they_touch_like_every_stream() {
+        let ((records, streams), (after, after_streams), changes) = before_and_after();
+        let (_, _, first) = read_at(
+            "r1",
+            &["neighbors", "changedSince"],
+            None,
+            store(records, streams, 100),
+        );
+        let first = first.unwrap();
+        let known = (first.identity(), first.kept().unwrap());
+        let refused = |offers: &[&str], changes: Vec<Value>, streams: &Value| {
+            let answer = with_changes(changes, 100, store(after.clone(), streams.clone(), 100));
+            let (_, next, read) = read_at("r2", offers, Some(&known), answer);
+            assert_eq!(next, Next::Done);
+            let e = read
+                .unwrap()
+                .validate("p", &roots())
+                .err()
+                .expect("refused");
+            assert_eq!(
+                (e.code(), e.phase()),
+                (Code::AdapterContractInvalid, Phase::Load)
+            );
+            e.details().cloned().unwrap()
+        };
+        let offers = ["neighbors", "changedSince"];
+        let mut reordered = changes.clone();
+        reordered.swap(0, 2);
+        let mut repeated = changes.clone();
+        repeated.insert(1, changes[0].clone());
+        for (lie, list, reason) in [
+            ("reordered", reordered, "change_order_or_duplicate"),
+            ("repeated", repeated, "change_order_or_duplicate"),
+            (
+                "another record's",
+                vec![json!({ "capabilityId": "b", "record": rec("z", json!({})) })],
+                "change_item_invalid",
+            ),
+            (
+                "neither",
+                vec![json!({ "capabilityId": "b" })],
+                "change_item_invalid",
+            ),
+            (
+                "both",
+                vec![
+                    json!({ "capabilityId": "c", "removed": true, "record": rec("c", json!({})) }),
+                ],
+                "change_item_invalid",
+            ),
+            (
+                "not removed",
+                vec![json!({ "capabilityId": "c", "removed": false })],
+                "change_item_invalid",
+            ),
+            ("not an object", vec![json!("b")], "change_item_invalid"),
+        ] {
+            assert_eq!(
+                refused(&offers, list, &after_streams)["reason"],
+                reason,
+                "{lie}"
+            );
+        }
+        // A touched stream that lies fails as it would in a full read.
+        let mut stale = after_streams.clone();
+        stale["a"] = json!({ "children": ["b"] });
+        let details = refused(&offers, changes.clone(), &stale);
+        assert_eq!(
+            (details["reason"].as_str(), details["capabilityId"].as_str()),
+            (Some("children_stream_mismatch"), Some("a"))
+        );
+        // The changes count against maxRecords, and so does the provider they give.
+        for (max_records, changes) in [(2, changes.clone()), (3, changes[..1].to_vec())] {
+            let bounds = Database {
+                max_records,
+                ..Database::default()
+            };
+            let answer = with_changes(changes, 100, |_| unreachable!());
+            let (_, next, read) = read_within(&bounds, "r2", &offers, Some(&known), answer);
+            assert_eq!(
+                (next, read.err()),
+                (Next::Stopped, Some(reason("database_too_many_records")))
+            );
+        }
+        // A page rule is a page rule: `unknown` beside items, or past the first page.
+        let unknown_pages = [
+            vec![json!({ "items": [], "unknown": true })],
+            vec![
+                json!({ "items": [changes[0]], "nextCursor": "1" }),
+                json!({ "unknown": true }),
+            ],
+        ];
+        for pages in unknown_pages {
+            let mut pages = pages.into_iter();
+            let (_, next, read) =
+                read_within(&Database::default(), "r2", &offers, Some(&known), |_| {
+                    pages.next().unwrap()
+                });
+            assert_eq!(
+                (next, read.err()),
+                (
+                    Next::Stopped,
+                    Some(json!({ "code": "CG_ADAPTER_CONTRACT_INVALID" }))
+                )
+            );
+        }
     }
 
     #[test]
