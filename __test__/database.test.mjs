@@ -24,6 +24,20 @@ class MemoryDatabase {
     // not at all (the records' own relations).
     this.edges = 'each';
     this.calls = {};
+    // With `changes`, the view offers changedSince from this log of { revision, id } (each
+    // record written or removed, under the revision it made); `forget` makes it answer unknown.
+    this.changes = false;
+    this.log = [];
+    // With `text`, pages give their items as one JSON text (`itemsJson`).
+    this.text = false;
+  }
+
+  /** Changes record `id` (`undefined` removes it) under a new revision. */
+  write(id, record) {
+    this.records = this.records.filter((r) => r.capabilityId !== id);
+    if (record !== undefined) this.records.push(record);
+    this.revision += 1;
+    this.log.push({ revision: this.revision, id });
   }
 
   /** The bulk relation scan of `streams`: by capability, then kind, then endpoint. */
@@ -41,7 +55,7 @@ class MemoryDatabase {
 
   streams() {
     const out = Object.fromEntries(this.records.map((r) => [r.capabilityId, Object.fromEntries(Object.entries(KINDS).flat().map((k) => [k, []]))]));
-    for (const r of this.records) {
+    for (const r of [...this.records].sort((a, b) => (a.capabilityId < b.capabilityId ? -1 : 1))) {
       for (const [forward, inverse] of Object.entries(KINDS)) {
         for (const t of [...(r[forward] ?? [])].sort()) {
           out[r.capabilityId][forward].push(t);
@@ -74,7 +88,9 @@ class MemoryDatabase {
           const start = cursor ? Number(cursor) : 0;
           const next = start + limit < list.length ? String(start + limit) : undefined;
           const nextCursor = db.tamper.stuckCursor ? cursor ?? '0' : db.tamper.cyclingCursor && start > 0 ? '0' : next;
-          return { items: list.slice(start, start + limit), ...(next ? { nextCursor } : {}) };
+          const items = list.slice(start, start + limit);
+          const given = db.text ? { itemsJson: db.tamper.itemsJson ?? JSON.stringify(items) } : { items };
+          return { ...given, ...(next ? { nextCursor } : {}) };
         };
         const relations = db.tamper.relations ? db.tamper.relations(MemoryDatabase.bulk(streams)) : MemoryDatabase.bulk(streams);
         return {
@@ -101,6 +117,22 @@ class MemoryDatabase {
                   db.count('scanRelations');
                   assert.ok(limit > 0 && maxBytes > 0);
                   return page(relations, { limit: db.tamper.pageSize ?? limit, cursor });
+                },
+              }
+            : {}),
+          ...(db.changes
+            ? {
+                changedSince: async (since, options) => {
+                  db.count('changedSince');
+                  assert.ok(options.limit > 0 && options.maxBytes > 0);
+                  if (db.forget) return { unknown: true };
+                  const after = Number(since.slice('rev-'.length));
+                  const ids = [...new Set(db.log.filter((e) => e.revision > after).map((e) => e.id))].sort();
+                  const items = ids.map((id) => {
+                    const record = sorted.find((r) => r.capabilityId === id);
+                    return record ? { capabilityId: id, record } : { capabilityId: id, removed: true };
+                  });
+                  return page(items, options);
                 },
               }
             : {}),
@@ -261,6 +293,86 @@ test('a reload whose view names the state the snapshot was read from reads nothi
     assert.equal(db.calls.scanCapabilities, scans + 2);
   } finally {
     await graph.close();
+  }
+});
+
+test('a view offering changedSince is read for what changed since the snapshot: the snapshot a forced full read gives', async () => {
+  const db = seedDatabase();
+  db.changes = true;
+  const graph = await CapabilityGraph.open({ providers: [source(db)] });
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  try {
+    const opened = { ...db.calls };
+    assert.equal(opened.changedSince, undefined, 'an open reads whole');
+    // One record changed: only it and the streams of what it touches are read.
+    const route = db.records.find((r) => r.capabilityId === 'route');
+    db.write('route', { ...route, name: 'Routing (edited)' });
+    const changed = await graph.reload();
+    assert.equal(changed.ok, true, JSON.stringify(changed));
+    assert.equal(db.calls.changedSince, 1);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities, 'no record was scanned');
+    const streamed = db.calls.neighbors - opened.neighbors;
+    assert.ok(streamed > 0 && streamed % 8 === 0 && streamed < opened.neighbors, `${streamed} of ${opened.neighbors} streams`);
+    assert.equal((await graph.getCapabilities(['seed.http::route'])).results[0].value.name, 'Routing (edited)');
+    // Exactly what a forced full read gives.
+    const incremental = await graph.listCatalog();
+    const neighbours = await graph.getNeighbors('seed.http::route.http');
+    const forced = await graph.reload({ force: true });
+    assert.equal(forced.providers[0].staticRevision, changed.providers[0].staticRevision);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities + 1);
+    assert.deepEqual(await graph.listCatalog(), incremental);
+    assert.deepEqual(await graph.getNeighbors('seed.http::route.http'), neighbours);
+
+    // Added, then removed: the files' revision again, read incrementally each time.
+    db.write('route', route);
+    db.write('route.grpc', { capabilityId: 'route.grpc', name: 'gRPC', description: 'D.', whenToUse: 'W.', parents: ['route'] });
+    const added = await graph.reload();
+    assert.equal(added.ok, true, JSON.stringify(added));
+    const children = await graph.getNeighbors('seed.http::route', { kinds: ['children'] });
+    assert.deepEqual(children.groups.children.items.map((n) => n.id.capabilityId), ['route.grpc', 'route.http', 'route.validation']);
+    db.write('route.grpc', undefined);
+    const back = await graph.reload();
+    const [files] = (await fromFiles.listProviders()).items;
+    assert.equal(back.providers[0].staticRevision, files.staticRevision);
+    assert.equal((await graph.getCapabilities(['seed.http::route.grpc'])).results[0].ok, false);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities + 1, 'every reload but the forced one was incremental');
+    assert.equal(db.calls.changedSince, 3);
+
+    // A change that breaks a relation is refused like any read; the snapshot stays.
+    db.write('route.http', { ...db.records.find((r) => r.capabilityId === 'route.http'), parents: ['ghost'] });
+    const broken = await graph.reload();
+    assert.equal(broken.ok, false);
+    assert.equal(broken.providers[0].error.code, 'CG_RELATION_INVALID');
+    assert.equal((await graph.listProviders()).items[0].staticRevision, files.staticRevision);
+    // A view that cannot tell what changed since is read whole.
+    db.write('route.http', JSON.parse(readFileSync(path.join(seedRoot, 'capabilities', 'route-http.json'), 'utf8')));
+    db.forget = true;
+    const whole = await graph.reload();
+    assert.equal(whole.providers[0].staticRevision, files.staticRevision);
+    assert.equal(db.calls.scanCapabilities, opened.scanCapabilities + 2);
+  } finally {
+    await Promise.all([graph.close(), fromFiles.close()]);
+  }
+});
+
+test('a page may give its items as one JSON text (itemsJson), judged exactly as items are', async () => {
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  try {
+    const [files] = (await fromFiles.listProviders()).items;
+    for (const edges of ['each', 'bulk', 'records']) {
+      const db = seedDatabase();
+      Object.assign(db, { edges, text: true });
+      const graph = await CapabilityGraph.open({ providers: [source(db)] });
+      assert.equal((await graph.listProviders()).items[0].staticRevision, files.staticRevision, edges);
+      await graph.close();
+    }
+    for (const itemsJson of [42, '[{"capabilityId": "route"}', '{}', '["\\ud800"]', '[\ud800]']) {
+      const db = seedDatabase();
+      Object.assign(db, { text: true, tamper: { itemsJson } });
+      await rejectsWith(CapabilityGraph.open({ providers: [source(db)] }), 'CG_ADAPTER_CONTRACT_INVALID', 'load', 'contact_admin');
+    }
+  } finally {
+    await fromFiles.close();
   }
 });
 

@@ -510,9 +510,16 @@ class Stopped {
 const COLLECTOR_STOPPED = Symbol('collectorStopped');
 
 /** A view's page as the collector takes it: its `items`, `nextCursor` and (of `changedSince`)
- *  `unknown`, read once. */
-const wirePage = (page) =>
-  toWireJson(page !== null && typeof page === 'object' ? { items: page.items, nextCursor: page.nextCursor, unknown: page.unknown } : {});
+ *  `unknown`, read once, and its `itemsJson` (the items as one JSON array text, which the
+ *  engine parses) when it gave that instead: [page JSON, items text or undefined]. */
+function wirePage(page) {
+  if (page === null || typeof page !== 'object') return [toWireJson({}), undefined];
+  const { items, nextCursor, unknown, itemsJson } = page;
+  if (itemsJson === undefined) return [toWireJson({ items, nextCursor, unknown }), undefined];
+  // Text that is not well-formed is not JSON the engine could read: the page breaks the contract.
+  const text = typeof itemsJson === 'string' && itemsJson.isWellFormed() ? itemsJson : '';
+  return [toWireJson({ items, nextCursor, unknown }), text];
+}
 
 /** The view fields that describe the source, as plain JSON (compared by the engine). */
 function sourceContext(view) {
@@ -565,7 +572,8 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
       if (next.stopped) throw COLLECTOR_STOPPED;
       const { call: method, args } = next;
       const page = await step(() => view[method](...args));
-      next = unwrap(call(() => reads.page(wirePage(page))));
+      const [wired, itemsJson] = wirePage(page);
+      next = unwrap(call(() => reads.page(wired, itemsJson)));
     }
     unwrap(call(() => reads.end(JSON.stringify(sourceContext(view)))));
   } finally {

@@ -386,11 +386,16 @@ impl NativeDatabaseReads {
         }))
     }
 
-    /// The view's answer to the last call, as `{ items, nextCursor }` (JSON); answers what
-    /// comes next.
+    /// The view's answer to the last call, as `{ items, nextCursor }` (JSON), or without
+    /// `items` and the page's `itemsJson` (one JSON array text) beside it; answers what comes
+    /// next.
     #[napi]
-    pub fn page(&mut self, page: String) -> String {
-        outcome(guarded(|| self.reads.page(&page).map(next_json)))
+    pub fn page(&mut self, page: String, items_json: Option<String>) -> String {
+        outcome(guarded(|| {
+            self.reads
+                .page_of(&page, items_json.as_deref())
+                .map(next_json)
+        }))
     }
 
     /// The provider's read finished: the view's source fields as read after the scans (JSON).

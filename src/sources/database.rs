@@ -1092,7 +1092,30 @@ impl ReadCollector {
     /// page `{ unknown: true }` turns the read into a full one. Once they are all read they are
     /// applied to the kept records, and the records then stay within `maxRecords`.
     pub fn page(&mut self, page: &str) -> Result<Next> {
-        let page: WirePage = serde_json::from_str(page).map_err(internal)?;
+        self.page_of(page, None)
+    }
+
+    /// [`ReadCollector::page`] of a page that gave its items as JSON text (`itemsJson`: one
+    /// JSON array, parsed here instead of walked item by item in JavaScript); `page` then holds
+    /// no `items`. The text must be a JSON array, like `items`; it is judged exactly as they are.
+    pub fn page_of(&mut self, page: &str, items_json: Option<&str>) -> Result<Next> {
+        let mut page: WirePage = serde_json::from_str(page).map_err(internal)?;
+        if let Some(json) = items_json {
+            if page.items.is_some() {
+                return self
+                    .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
+            }
+            // Scanning a value as raw text lets an escaped lone surrogate through, which no
+            // walked item can hold: text with escapes is parsed whole once.
+            let escapes = json.contains("\\u");
+            page.items = serde_json::from_str::<&RawValue>(json)
+                .ok()
+                .filter(|_| !escapes || serde_json::from_str::<Value>(json).is_ok());
+            if page.items.is_none() {
+                return self
+                    .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
+            }
+        }
         if let Some(unknown) = &page.unknown {
             let p = self.pending()?;
             let first = p.list == Some(List::Changes) && p.listed == 0 && p.cursor.is_none();
@@ -2317,6 +2340,57 @@ mod tests {
                     Next::Stopped,
                     Some(json!({ "code": "CG_ADAPTER_CONTRACT_INVALID" }))
                 )
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_given_as_json_text_is_judged_as_its_items_are() {
+        let (records, streams) = family();
+        // Every page of the read handed over as text: the same read as the items give.
+        let read = |as_text: &dyn Fn(&Value) -> (String, Option<String>)| {
+            let mut c = ReadCollector::default();
+            let mut answer = store(records.clone(), streams.clone(), 2);
+            let mut opened = context();
+            opened["cwd"] = json!("/srv");
+            let mut next = c
+                .begin("p", &opened.to_string(), r#"["scanRelations"]"#)
+                .unwrap();
+            while let Next::Ask(call) = next {
+                let (page, text) = as_text(&answer(&serde_json::from_str(&call).unwrap()));
+                next = c.page_of(&page, text.as_deref()).unwrap();
+            }
+            (next, c)
+        };
+        let split = |page: &Value| {
+            let mut rest = page.clone();
+            let items = rest.as_object_mut().unwrap().remove("items").unwrap();
+            (
+                rest.to_string(),
+                Some(serde_json::to_string_pretty(&items).unwrap()),
+            )
+        };
+        let (next, c) = read(&split);
+        assert_eq!(next, Next::Done);
+        let (_, whole) = read(&|page: &Value| (page.to_string(), None));
+        assert_eq!(revision_of(&finished(c)), revision_of(&finished(whole)));
+        // Text that is not one JSON array, or text beside items, breaks the contract.
+        for (page, text) in [
+            (json!({}), "[{\"capabilityId\": \"a\"}"),
+            (json!({}), "{\"capabilityId\": \"a\"}"),
+            (json!({}), "[\"\\ud800\"]"),
+            (json!({ "items": [] }), "[]"),
+        ] {
+            let mut c = ReadCollector::default();
+            let mut opened = context();
+            opened["cwd"] = json!("/srv");
+            c.begin("p", &opened.to_string(), "[]").unwrap();
+            let next = c.page_of(&page.to_string(), Some(text)).unwrap();
+            assert_eq!(next, Next::Stopped, "{text}");
+            assert_eq!(
+                failed(c),
+                json!({ "code": "CG_ADAPTER_CONTRACT_INVALID" }),
+                "{text}"
             );
         }
     }
