@@ -2142,9 +2142,12 @@ mod tests {
         calls.iter().map(|c| c["call"].as_str().unwrap()).collect()
     }
 
+    /// Records and their streams.
+    type Definitions = (Vec<Value>, Value);
+
     /// Before: `a`, `b` and `c` (children of `a`) and `d`. After: `b` renamed and no longer a
     /// child, `c` removed, `e` added, related to `d`.
-    fn before_and_after() -> ((Vec<Value>, Value), (Vec<Value>, Value), Vec<Value>) {
+    fn before_and_after() -> (Definitions, Definitions, Vec<Value>) {
         let (mut records, mut streams) = family();
         records.push(rec("d", json!({})));
         streams["d"] = json!({});
