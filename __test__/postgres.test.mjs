@@ -137,13 +137,16 @@ function changedSeed() {
   return dir;
 }
 
+/** A page's items, whether given as items or as one JSON text. */
+const itemsOf = (page) => page.items ?? JSON.parse(page.itemsJson);
+
 /** Every page of a view's paged call. */
 async function drain(fetch) {
   const items = [];
   let cursor;
   do {
     const page = await fetch(cursor);
-    items.push(...page.items);
+    items.push(...itemsOf(page));
     cursor = page.nextCursor;
   } while (cursor);
   return items;
@@ -180,7 +183,7 @@ test('a view pages through one snapshot while a publish commits', { skip, timeou
   const view = await postgresAuthority(db, { edges: 'each' }).openView('seed.http');
   try {
     const first = await view.scanCapabilities({ limit: 2, maxBytes: 1 << 20 });
-    assert.deepEqual(first.items.map((r) => r.capabilityId), ['request', 'route']);
+    assert.deepEqual(itemsOf(first).map((r) => r.capabilityId), ['request', 'route']);
     await publish(db, changed); // commits between two pages of the open view
     const rest = await drain((cursor) => view.scanCapabilities({ limit: 2, maxBytes: 1 << 20, cursor: cursor ?? first.nextCursor }));
     assert.deepEqual(rest.map((r) => r.capabilityId), ['route.http', 'route.validation', 'schema.request'], 'no route_grpc: the view kept its snapshot');
@@ -188,7 +191,7 @@ test('a view pages through one snapshot while a publish commits', { skip, timeou
     assert.deepEqual(await drain((cursor) => view.neighbors('schema.request', 'requiredBy', { limit: 1, cursor })), ['route.validation']);
     // A byte budget ends a page early, at a record boundary.
     const small = await view.scanCapabilities({ limit: 100, maxBytes: 1 });
-    assert.equal(small.items.length, 1);
+    assert.equal(itemsOf(small).length, 1);
     assert.equal(small.nextCursor, 'request');
   } finally {
     await view.close();
@@ -273,7 +276,7 @@ function counted(adapter, calls) {
     async openView(providerId) {
       count('openView');
       const view = await adapter.openView(providerId);
-      for (const name of ['scanCapabilities', 'scanRelations', 'neighbors', 'close']) {
+      for (const name of ['scanCapabilities', 'scanRelations', 'neighbors', 'changedSince', 'close']) {
         const inner = view[name];
         if (typeof inner === 'function') view[name] = (...args) => (count(name), inner.apply(view, args));
       }
@@ -355,11 +358,12 @@ test('an unchanged source costs a reload one row; a publish or force: true reads
     assert.deepEqual((await graph.reload({ force: true })).providers, report.providers);
     assert.equal(calls.scanCapabilities, opened.scanCapabilities + 1);
     assert.equal(calls.scanRelations, opened.scanRelations + 1);
-    // A publish of a change is read and published.
+    // A publish of a change is read (what changed only: changedSince) and published.
     const published = await publish(db, changedSeed());
     const changed = await graph.reload();
     assert.equal(changed.providers[0].staticRevision, published.staticRevision);
-    assert.equal(calls.scanCapabilities, opened.scanCapabilities + 2);
+    assert.equal(calls.scanCapabilities, opened.scanCapabilities + 1);
+    assert.equal(calls.changedSince, 1);
     assert.equal(await nameOf(graph, 'route'), 'Routing (edited)');
     await publish(db, seedRoot);
   } finally {
@@ -485,4 +489,86 @@ test('a watch whose connection drops keeps serving, reports it, reconnects and r
   }
   // close() ends the listening connection.
   await noListener();
+});
+
+test('a reload after a publish reads what changed since the host\'s revision from the change log: the snapshot a full read gives', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const open = (options, calls) =>
+    CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter: counted(postgresAuthority(db, { knowledgeRootDir: seedRoot, ...options }), calls) } }] });
+  const calls = {};
+  const graph = await open({}, calls);
+  const plainCalls = {};
+  const plain = await open({ changedSince: false }, plainCalls);
+  try {
+    const opened = { ...calls };
+    const published = await publish(db, changedSeed());
+    for (const key of Object.keys(calls)) delete calls[key];
+    const changed = await graph.reload();
+    assert.equal(changed.providers[0].staticRevision, published.staticRevision);
+    // route changed and route_grpc was added: their streams and those of what they name (none
+    // for route; route for route_grpc) are read, and no record was scanned.
+    assert.deepEqual(calls, { openView: 1, changedSince: 1, neighbors: 2 * 8, close: 1 });
+    const incremental = { catalog: await graph.listCatalog(), neighbours: await graph.getNeighbors('seed.http::route') };
+    assert.deepEqual((await graph.reload({ force: true })).providers[0].staticRevision, published.staticRevision);
+    assert.deepEqual({ catalog: await graph.listCatalog(), neighbours: await graph.getNeighbors('seed.http::route') }, incremental);
+    // A view without changedSince reads whole, to the same revision.
+    assert.equal((await plain.reload()).providers[0].staticRevision, published.staticRevision);
+    assert.equal(plainCalls.scanCapabilities, 2);
+
+    // Back to the files (route_grpc removed, route restored): read incrementally again.
+    for (const key of Object.keys(calls)) delete calls[key];
+    await publish(db, seedRoot);
+    assert.equal((await graph.reload()).providers[0].staticRevision, await revisionOf(fromFiles));
+    assert.equal(calls.changedSince, 1);
+    assert.equal(calls.scanCapabilities, undefined);
+
+    // A change written by hand (the triggers log it) is read the same way.
+    await db.query(`BEGIN;
+                    UPDATE cg_capabilities SET record = jsonb_set(record, '{name}', '"By hand"') WHERE capability_id = 'request';
+                    UPDATE cg_capabilities SET content_hash = cg_content_hash(record) WHERE capability_id = 'request';
+                    SELECT cg_refresh_revision('seed.http');
+                    COMMIT`);
+    assert.equal((await graph.reload()).ok, true);
+    assert.equal(await nameOf(graph, 'request'), 'By hand');
+    assert.equal(calls.changedSince, 2);
+
+    // A host whose revision the log no longer answers for reads whole.
+    const { rows } = await db.query(`SELECT max(seq) AS seq FROM cg_changes WHERE provider_id = 'seed.http'`);
+    await db.query(`SELECT cg_prune_changes('seed.http', $1)`, [rows[0].seq]);
+    await publish(db, seedRoot);
+    assert.equal((await graph.reload()).providers[0].staticRevision, await revisionOf(fromFiles));
+    assert.equal(calls.changedSince, 3);
+    assert.equal(calls.scanCapabilities, 1);
+  } finally {
+    await Promise.all([graph.close(), plain.close(), fromFiles.close()]);
+  }
+});
+
+test('publish refuses a folder the engine refuses, naming the engine\'s error, and commits nothing', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const { rows: before } = await db.query(`SELECT revision FROM cg_providers WHERE provider_id = 'seed.http'`);
+  const broken = (edit) => {
+    const dir = mkdtempSync(path.join(server.dir, 'seed-'));
+    cpSync(seedRoot, dir, { recursive: true });
+    edit(dir);
+    return dir;
+  };
+  const file = (dir, name) => path.join(dir, 'capabilities', name);
+  for (const [what, dir, code] of [
+    ['a dangling relation', broken((d) => writeFileSync(file(d, 'route.json'), JSON.stringify({ ...JSON.parse(readFileSync(file(d, 'route.json'), 'utf8')), requires: ['ghost'] }))), 'CG_RELATION_INVALID'],
+    ['an ID given twice', broken((d) => cpSync(file(d, 'route.json'), file(d, 'route-again.json'))), undefined],
+    ['a file that is not JSON', broken((d) => writeFileSync(file(d, 'route.json'), '{ not json')), undefined],
+  ]) {
+    const error = await publish(db, dir).then(
+      () => assert.fail(`${what} was published`),
+      (e) => e,
+    );
+    assert.equal(error.name, 'GraphError', `${what}: ${error}`);
+    if (code) assert.equal(error.code, code, what);
+    const { rows } = await db.query(`SELECT revision FROM cg_providers WHERE provider_id = 'seed.http'`);
+    assert.deepEqual(rows, before, `${what}: nothing committed`);
+  }
 });

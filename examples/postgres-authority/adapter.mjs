@@ -1,8 +1,9 @@
 // A PostgreSQL database authority for @devcodex/capability-graph (tables in schema.sql).
-// The engine reads a provider whole through openView() at open and at every reload whose
-// revision changed; queries never reach the database. publish() writes a provider folder into
+// The engine reads a provider whole through openView() at open, and at a reload whose revision
+// changed only what changed since (changedSince, from the change log publish() and the
+// triggers keep); queries never reach the database. publish() writes a provider folder into
 // the tables.
-import { readFile, readdir } from 'node:fs/promises';
+import { opendir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 
@@ -22,8 +23,10 @@ export const CHANNEL = 'cg_provider_changed';
  * is how views give the engine their edges: `'bulk'` (the default: one keyset scan of
  * `cg_relations`, checked against the records), `'each'` (eight streams per capability, the
  * original contract) or `'records'` (none: the records' own relations are the edges).
+ * `changedSince` (default true) lets a reload read only the capabilities changed since the
+ * host's snapshot, from the change log (`cg_changes`).
  */
-export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk' } = {}) {
+export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk', changedSince = true } = {}) {
   if (!['bulk', 'each', 'records'].includes(edges)) throw new TypeError(`edges must be 'bulk', 'each' or 'records'`);
   return {
     id: 'postgres',
@@ -38,7 +41,7 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk' } = {
         const { rows } = await client.query('SELECT record, revision FROM cg_providers WHERE provider_id = $1', [providerId]);
         if (rows.length === 0) throw new Error(`provider ${providerId} is not in the database`);
         const root = typeof knowledgeRootDir === 'function' ? knowledgeRootDir(providerId) : knowledgeRootDir;
-        return openedView(client, providerId, rows[0], root, edges);
+        return openedView(client, providerId, rows[0], { knowledgeRootDir: root, edges, changedSince, own: true });
       } catch (error) {
         client.release(error); // a half-open transaction is not worth returning to the pool
         throw error;
@@ -80,8 +83,15 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk' } = {
   };
 }
 
-function openedView(client, providerId, { record, revision }, knowledgeRootDir, edges) {
+/** More changes than this since a host's revision: a full read is cheaper, so changedSince
+ *  answers unknown. */
+const MAX_CHANGES = 10_000;
+
+/** A view of `providerId` on `client`, whose transaction it commits at close() when `own`. */
+function openedView(client, providerId, { record, revision }, { knowledgeRootDir, edges, changedSince, own }) {
   let closed = false;
+  // The change log position of the host's revision, once looked up (changedSince).
+  let after;
   // A released client may already serve someone else; never query through it again.
   const query = (sql, params) => {
     if (closed) throw new Error('view closed');
@@ -94,21 +104,16 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir, 
 
     // Keyset pages: the cursor is the last ID served, so a page costs one index range scan
     // however deep the walk goes. One extra row tells whether another page exists.
+    // The records go to the engine as the JSON text PostgreSQL prints, never parsed here.
     async scanCapabilities({ limit, maxBytes, cursor }) {
       const { rows } = await query(
-        `SELECT record::text AS json FROM cg_capabilities
+        `SELECT capability_id AS id, record::text AS json FROM cg_capabilities
           WHERE provider_id = $1 AND ($2::text IS NULL OR capability_id > $2 COLLATE "C")
           ORDER BY capability_id COLLATE "C" LIMIT $3`,
         [providerId, cursor ?? null, limit + 1],
       );
-      const items = [];
-      let bytes = 0;
-      for (const { json } of rows.slice(0, limit)) {
-        bytes += Buffer.byteLength(json);
-        if (items.length > 0 && bytes > maxBytes) break; // a lone oversized record still goes, for the engine to judge
-        items.push(JSON.parse(json));
-      }
-      return page(items, rows.length > items.length, items.at(-1)?.capabilityId);
+      const n = bounded(rows, limit, maxBytes, (r) => r.json);
+      return textPage(rows, n, (r) => r.json, rows[n - 1]?.id);
     },
 
     // Every edge in the engine's order, forward rows by source and inverse rows by target,
@@ -127,16 +132,36 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir, 
          ORDER BY 1, 2, 3 LIMIT $2`,
         after ? [providerId, limit + 1, ...after] : [providerId, limit + 1],
       );
-      const items = [];
-      let bytes = 0;
-      for (const { a, o, b } of rows.slice(0, limit)) {
-        const item = { from: a, kind: KIND_ORDER[o], to: b };
-        bytes += Buffer.byteLength(JSON.stringify(item));
-        if (items.length > 0 && bytes > maxBytes) break;
-        items.push(item);
+      const json = (r) => `{"from":${JSON.stringify(r.a)},"kind":"${KIND_ORDER[r.o]}","to":${JSON.stringify(r.b)}}`;
+      const n = bounded(rows, limit, maxBytes, json);
+      const last = rows[n - 1];
+      return textPage(rows, n, json, last && JSON.stringify([last.a, last.o, last.b]));
+    },
+
+    // What changed since the host's revision: the capabilities the log names after it, each
+    // with its record now or as removed, in ID order. Read in this view's snapshot, so the log
+    // and the records agree with sourceRevision.
+    async changedSince(since, { limit, maxBytes, cursor }) {
+      if (after === undefined) {
+        const { rows } = await query(
+          `SELECT r.seq, (SELECT count(*) FROM cg_changes c WHERE c.provider_id = $1 AND c.seq > r.seq) AS n
+             FROM cg_revisions r WHERE r.provider_id = $1 AND r.revision = $2`,
+          [providerId, since],
+        );
+        after = rows.length === 1 && Number(rows[0].n) <= MAX_CHANGES ? rows[0].seq : null;
       }
-      const last = rows[items.length - 1];
-      return page(items, rows.length > items.length, last && JSON.stringify([last.a, last.o, last.b]));
+      if (after === null) return { unknown: true };
+      const { rows } = await query(
+        `SELECT c.id, r.record::text AS json
+           FROM (SELECT DISTINCT capability_id AS id FROM cg_changes
+                  WHERE provider_id = $1 AND seq > $2 AND ($3::text IS NULL OR capability_id > $3 COLLATE "C")) AS c
+           LEFT JOIN cg_capabilities r ON r.provider_id = $1 AND r.capability_id = c.id
+          ORDER BY c.id COLLATE "C" LIMIT $4`,
+        [providerId, after, cursor ?? null, limit + 1],
+      );
+      const json = (r) => `{"capabilityId":${JSON.stringify(r.id)},${r.json === null ? '"removed":true' : `"record":${r.json}`}}`;
+      const n = bounded(rows, limit, maxBytes, json);
+      return textPage(rows, n, json, rows[n - 1]?.id);
     },
 
     async neighbors(capabilityId, kind, { limit, cursor }) {
@@ -158,6 +183,7 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir, 
     async close() {
       if (closed) return;
       closed = true;
+      if (!own) return;
       try {
         await client.query('COMMIT');
         client.release();
@@ -168,31 +194,57 @@ function openedView(client, providerId, { record, revision }, knowledgeRootDir, 
     },
   };
   if (edges !== 'bulk') delete view.scanRelations;
-  if (edges !== 'each') delete view.neighbors;
+  // A bulk view keeps the streams for an incremental read, which checks only those of the
+  // capabilities a change touched.
+  if (edges === 'records') delete view.neighbors;
+  if (!changedSince) delete view.changedSince;
   return view;
 }
 
 const page = (items, more, last) => (more ? { items, nextCursor: last } : { items });
 
+/** How many of `rows` (up to `limit`) fit `maxBytes` as `json` gives them; a lone oversized
+ *  one still goes, for the engine to judge. */
+function bounded(rows, limit, maxBytes, json) {
+  let bytes = 0;
+  let n = 0;
+  for (; n < Math.min(limit, rows.length); n++) {
+    bytes += Buffer.byteLength(json(rows[n]));
+    if (n > 0 && bytes > maxBytes) break;
+  }
+  return n;
+}
+
+/** The first `n` rows as one JSON text the engine parses (`itemsJson`). */
+function textPage(rows, n, json, last) {
+  let itemsJson = '[';
+  for (let i = 0; i < n; i++) itemsJson += (i > 0 ? ',' : '') + json(rows[i]);
+  itemsJson += ']';
+  return rows.length > n ? { itemsJson, nextCursor: last } : { itemsJson };
+}
+
 /** Folders the engine's file sources skip; a publish must not pick up what files would not. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'dist-test', 'coverage', '.cache', '.tmp']);
 
+/** Definition files written per statement: a few hundred KiB of JSON in flight at a time. */
+const BATCH = 500;
+
 /**
  * Publishes a directory-layout provider folder (provider.json + capabilities/**\/*.json) in one
- * transaction: upserts the provider and its capabilities, deletes the capabilities no longer
- * present and sets the provider's revision (cg_refresh_revision). Hosts see the change at their
- * next reload; hosts that watch are notified on CHANNEL when it commits. The definitions are validated by
- * the engine first, so a commit never holds what every host would then refuse.
- * Resolves to `{ providerId, staticRevision, capabilities }`.
+ * transaction: upserts the provider and its capabilities (unchanged ones are left alone),
+ * deletes the capabilities no longer present, sets the provider's revision
+ * (cg_refresh_revision), then has the engine validate exactly what the transaction holds (the
+ * rows, as every host will read them) before it commits, so a commit never holds what every
+ * host would then refuse. The files are streamed in batches of multi-row inserts: the
+ * provider is never held in the JS heap, and the triggers derive relations and log changes per
+ * statement. Hosts see the change at their
+ * next reload; hosts that watch are notified on CHANNEL when it commits. Resolves to
+ * `{ providerId, staticRevision, capabilities }`; a provider the engine refuses rejects with
+ * its error (nothing is committed).
  */
 export async function publish(pool, providerDir) {
   const provider = JSON.parse(await readFile(path.join(providerDir, 'provider.json'), 'utf8'));
-  const records = [];
-  for (const file of await definitionFiles(path.join(providerDir, 'capabilities'))) {
-    records.push(JSON.parse(await readFile(file, 'utf8')));
-  }
-  const staticRevision = await validate({ ...provider, capabilities: records });
-
+  const providerId = provider.providerId;
   const client = await pool.connect();
   let failure;
   try {
@@ -201,53 +253,89 @@ export async function publish(pool, providerDir) {
     await client.query(
       `INSERT INTO cg_providers (provider_id, record, content_hash) VALUES ($1, $2, cg_content_hash($2))
        ON CONFLICT (provider_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash`,
-      [provider.providerId, JSON.stringify(provider)],
+      [providerId, JSON.stringify(provider)],
     );
-    // Unchanged records are left alone, so their relation rows are not rewritten.
-    await client.query(
-      `INSERT INTO cg_capabilities (provider_id, capability_id, record, content_hash)
-       SELECT $1, r ->> 'capabilityId', r, cg_content_hash(r) FROM jsonb_array_elements($2::jsonb) AS r
-       ON CONFLICT (provider_id, capability_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
-       WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`,
-      [provider.providerId, JSON.stringify(records)],
-    );
+    // The IDs published, for the deletion below; a second file with the same ID is refused.
+    await client.query('CREATE TEMP TABLE cg_published (capability_id text COLLATE "C" PRIMARY KEY) ON COMMIT DROP');
+    let capabilities = 0;
+    let batch = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const texts = batch;
+      batch = [];
+      // Unchanged records are left alone, so their relation rows and log are not rewritten.
+      await client.query(
+        `WITH given AS (SELECT r ->> 'capabilityId' AS id, r FROM unnest($2::text[]) AS t(x), LATERAL (SELECT x::jsonb) AS j(r)),
+              listed AS (INSERT INTO cg_published SELECT id FROM given)
+         INSERT INTO cg_capabilities (provider_id, capability_id, record, content_hash)
+         SELECT $1, id, r, cg_content_hash(r) FROM given
+         ON CONFLICT (provider_id, capability_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
+         WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`,
+        [providerId, texts],
+      );
+    };
+    for await (const file of definitionFiles(path.join(providerDir, 'capabilities'))) {
+      batch.push(await readFile(file, 'utf8'));
+      capabilities += 1;
+      if (batch.length === BATCH) await flush();
+    }
+    await flush();
     // An anti-join over the published IDs (a hash join), not an array search per row.
+    await client.query('ANALYZE cg_published');
     await client.query(
       `DELETE FROM cg_capabilities AS c WHERE c.provider_id = $1
-         AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS p(id) WHERE p.id = c.capability_id)`,
-      [provider.providerId, records.map((r) => r.capabilityId)],
+         AND NOT EXISTS (SELECT 1 FROM cg_published AS p WHERE p.capability_id = c.capability_id)`,
+      [providerId],
     );
     // The new state's revision, in the same commit: hosts read it instead of hashing the rows.
-    await client.query('SELECT cg_refresh_revision($1)', [provider.providerId]);
+    const { rows } = await client.query('SELECT cg_refresh_revision($1) AS revision', [providerId]);
+    const staticRevision = await validate(client, providerId, { record: provider, revision: rows[0].revision }, providerDir);
     // Delivered to every watching host when (and only if) this transaction commits.
-    await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [provider.providerId]);
+    await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [providerId]);
     await client.query('COMMIT');
     // Fresh planner statistics, so the first read after a large publish walks its indexes
     // rather than sorting the whole table for each page.
-    await client.query('ANALYZE cg_capabilities, cg_relations').catch(() => {});
+    await client.query('ANALYZE cg_capabilities, cg_relations, cg_changes').catch(() => {});
+    return { providerId, staticRevision, capabilities };
   } catch (error) {
     failure = error;
     await client.query('ROLLBACK').catch(() => {});
+    // A file PostgreSQL refused (not JSON, no capabilityId, an ID given twice): the engine's
+    // own error for the folder says which and why.
+    if (/^2[123]/.test(error?.code ?? '')) throw (await folderError(providerDir)) ?? error;
     throw error;
   } finally {
     client.release(failure); // a failed connection is dropped, not pooled
   }
-  return { providerId: provider.providerId, staticRevision, capabilities: records.length };
 }
 
-async function definitionFiles(dir) {
-  const out = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) out.push(...(await definitionFiles(full)));
-    else if (entry.isFile() && entry.name.endsWith('.json')) out.push(full);
+/** The error the engine finds reading `providerDir` as a file provider, if any. */
+async function folderError(providerDir) {
+  try {
+    const graph = await CapabilityGraph.open({ providers: [{ authority: { kind: 'file', rootDir: providerDir, definitionLayout: 'directory' } }] });
+    await graph.close();
+    return undefined;
+  } catch (error) {
+    return error;
   }
-  return out;
 }
 
-/** Validates exactly what will be written (as an inline provider) and returns its static revision. */
-async function validate(definition) {
-  const graph = await CapabilityGraph.open({ providers: [{ definition }] });
+/** Every definition file under `dir`, as files are found (never listed whole). */
+async function* definitionFiles(dir) {
+  for await (const entry of await opendir(dir)) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) yield* definitionFiles(full);
+    else if (entry.isFile() && entry.name.endsWith('.json')) yield full;
+  }
+}
+
+/** Has the engine read the provider through a view of the publishing transaction, exactly as a
+ *  host will after the commit (the records, their relations from the records; documents from
+ *  the folder), and returns its static revision; rejects with the engine's error. */
+async function validate(client, providerId, row, knowledgeRootDir) {
+  const view = openedView(client, providerId, row, { knowledgeRootDir: path.resolve(knowledgeRootDir), edges: 'records', changedSince: false, own: false });
+  const adapter = { id: 'postgres-publish', openView: async () => view };
+  const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'database', adapter } }] });
   try {
     return (await graph.listProviders()).items[0].staticRevision;
   } finally {

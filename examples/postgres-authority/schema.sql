@@ -58,36 +58,118 @@ CREATE INDEX IF NOT EXISTS cg_relations_scan_inverse ON cg_relations (provider_i
 DROP INDEX IF EXISTS cg_relations_inverse;
 DROP INDEX IF EXISTS cg_relations_from;
 
+-- Relation rows are derived per statement from the rows it wrote (transition tables), so a
+-- publish of n capabilities costs one set-based insert, not n trigger calls.
 CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  DELETE FROM cg_relations WHERE provider_id = NEW.provider_id AND from_id = NEW.capability_id;
+  IF TG_OP = 'UPDATE' THEN
+    DELETE FROM cg_relations AS r USING changed AS c
+     WHERE r.provider_id = c.provider_id AND r.from_id = c.capability_id;
+  END IF;
   INSERT INTO cg_relations (provider_id, from_id, kind, to_id)
-  SELECT NEW.provider_id, NEW.capability_id, k.kind, t.to_id
-  FROM unnest(ARRAY['parents', 'specializes', 'related', 'requires']) AS k(kind)
+  SELECT c.provider_id, c.capability_id, k.kind, t.to_id
+  FROM changed AS c
+  CROSS JOIN unnest(ARRAY['parents', 'specializes', 'related', 'requires']) AS k(kind)
   -- A malformed field (not an array) derives no rows; the engine then rejects the record itself.
   CROSS JOIN LATERAL jsonb_array_elements_text(
-    CASE WHEN jsonb_typeof(NEW.record -> k.kind) = 'array' THEN NEW.record -> k.kind ELSE '[]' END
+    CASE WHEN jsonb_typeof(c.record -> k.kind) = 'array' THEN c.record -> k.kind ELSE '[]' END
   ) AS t(to_id)
   ON CONFLICT DO NOTHING;  -- a duplicate endpoint is likewise the engine's to reject
   RETURN NULL;
 END $$;
 
+-- Earlier versions of this schema derived relations row by row.
 DROP TRIGGER IF EXISTS cg_capabilities_relations ON cg_capabilities;
-CREATE TRIGGER cg_capabilities_relations
-  AFTER INSERT OR UPDATE OF record ON cg_capabilities
-  FOR EACH ROW EXECUTE FUNCTION cg_derive_relations();
+DROP TRIGGER IF EXISTS cg_capabilities_relations_insert ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_relations_insert
+  AFTER INSERT ON cg_capabilities REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_derive_relations();
+DROP TRIGGER IF EXISTS cg_capabilities_relations_update ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_relations_update
+  AFTER UPDATE ON cg_capabilities REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_derive_relations();
+
+-- The change log that answers a view's changedSince: one row per capability written or
+-- removed, numbered from one sequence. The numbers of one provider grow in commit order: the
+-- trigger locks the provider's row before it numbers the changes, so a second writer of the
+-- provider waits for the first to commit (write the provider row first, as publish() does,
+-- or a hand-written change that touches capabilities first may deadlock with it).
+CREATE SEQUENCE IF NOT EXISTS cg_change_seq;
+CREATE TABLE IF NOT EXISTS cg_changes (
+  provider_id   text COLLATE "C" NOT NULL,
+  seq           bigint NOT NULL,
+  capability_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (provider_id, seq, capability_id)
+);
+-- Each revision the provider's rows had, with the last change it includes: the changes since
+-- revision R are those numbered above R's. A revision not listed (never recorded, or pruned
+-- with cg_prune_changes) makes changedSince answer "unknown", and hosts read whole.
+CREATE TABLE IF NOT EXISTS cg_revisions (
+  provider_id text COLLATE "C" NOT NULL,
+  revision    text NOT NULL,
+  seq         bigint NOT NULL,
+  PRIMARY KEY (provider_id, revision)
+);
+
+CREATE OR REPLACE FUNCTION cg_log_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM cg_providers WHERE provider_id IN (SELECT provider_id FROM changed)
+    ORDER BY provider_id FOR UPDATE;
+  INSERT INTO cg_changes (provider_id, seq, capability_id)
+  SELECT provider_id, nextval('cg_change_seq'), capability_id FROM changed;
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS cg_capabilities_log_insert ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_log_insert
+  AFTER INSERT ON cg_capabilities REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_log_changes();
+DROP TRIGGER IF EXISTS cg_capabilities_log_update ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_log_update
+  AFTER UPDATE ON cg_capabilities REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_log_changes();
+DROP TRIGGER IF EXISTS cg_capabilities_log_delete ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_log_delete
+  AFTER DELETE ON cg_capabilities REFERENCING OLD TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_log_changes();
+
+-- A provider removed takes its log along.
+CREATE OR REPLACE FUNCTION cg_forget_provider() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM cg_changes WHERE provider_id IN (SELECT provider_id FROM gone);
+  DELETE FROM cg_revisions WHERE provider_id IN (SELECT provider_id FROM gone);
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS cg_providers_forget ON cg_providers;
+CREATE TRIGGER cg_providers_forget
+  AFTER DELETE ON cg_providers REFERENCING OLD TABLE AS gone
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_forget_provider();
 
 -- A provider's revision: sha256 over its record's and every capability's content hash, so a
 -- publish of the same definitions names the same revision. Computed once per commit, never at
--- each read.
+-- each read; recorded with the last change it includes.
 CREATE OR REPLACE FUNCTION cg_refresh_revision(provider text) RETURNS text LANGUAGE sql AS $$
-  UPDATE cg_providers AS p SET revision = (
-    SELECT 'pg:' || encode(sha256(convert_to(p.content_hash || coalesce(
-             string_agg(c.capability_id || ':' || c.content_hash, ',' ORDER BY c.capability_id COLLATE "C"),
-             ''), 'UTF8')), 'hex')
-      FROM cg_capabilities c WHERE c.provider_id = p.provider_id)
-  WHERE p.provider_id = provider
+  WITH refreshed AS (
+    UPDATE cg_providers AS p SET revision = (
+      SELECT 'pg:' || encode(sha256(convert_to(p.content_hash || coalesce(
+               string_agg(c.capability_id || ':' || c.content_hash, ',' ORDER BY c.capability_id COLLATE "C"),
+               ''), 'UTF8')), 'hex')
+        FROM cg_capabilities c WHERE c.provider_id = p.provider_id)
+    WHERE p.provider_id = provider
+    RETURNING p.provider_id, p.revision
+  )
+  INSERT INTO cg_revisions (provider_id, revision, seq)
+  SELECT provider_id, revision,
+         (SELECT coalesce(max(seq), 0) FROM cg_changes WHERE cg_changes.provider_id = provider)
+    FROM refreshed
+  ON CONFLICT (provider_id, revision) DO UPDATE SET seq = EXCLUDED.seq
   RETURNING revision
 $$;
 -- Rows written before the column existed.
 SELECT cg_refresh_revision(provider_id) FROM cg_providers WHERE revision IS NULL;
+
+-- Drops a provider's changes numbered up to `upto` and the revisions they answer for: hosts
+-- whose snapshot is of such a revision read whole at their next reload.
+CREATE OR REPLACE FUNCTION cg_prune_changes(provider text, upto bigint) RETURNS void LANGUAGE sql AS $$
+  DELETE FROM cg_revisions WHERE provider_id = provider AND seq <= upto;
+  DELETE FROM cg_changes WHERE provider_id = provider AND seq <= upto;
+$$;
