@@ -698,14 +698,16 @@ fn take_read(
 /// What the JS layer read from database authorities, by provider ID.
 fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
     let DatabaseReads { json, mut kept } = reads;
-    let parsed: Map<String, Value> = json
-        .and_then(|j| serde_json::from_str(&j).ok())
-        .unwrap_or_default();
+    let Some(json) = json else {
+        return BTreeMap::new();
+    };
+    let parsed: BTreeMap<String, &serde_json::value::RawValue> =
+        serde_json::from_str(&json).unwrap_or_default();
     parsed
         .into_iter()
-        .map(|(k, v)| {
-            let kept = kept.remove(&k);
-            (k, DatabaseRead::with_kept(v, kept))
+        .filter_map(|(k, raw)| {
+            let read = DatabaseRead::from_text(raw.get(), kept.remove(&k))?;
+            Some((k, read))
         })
         .collect()
 }

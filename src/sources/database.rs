@@ -125,6 +125,9 @@ pub struct DatabaseRead {
     definition: Option<Value>,
     /// The records as read, kept with the snapshot when the view offers `changedSince`.
     kept: Option<Arc<KeptRecords>>,
+    /// The bulk relation scan's items as JSON text, when the read came as text: checked as
+    /// they are read, never built into values unless they differ from the records.
+    relations: Option<String>,
 }
 
 impl DatabaseRead {
@@ -134,6 +137,28 @@ impl DatabaseRead {
             kept,
             ..DatabaseRead::new(value)
         }
+    }
+
+    /// The read as the collector gave it (JSON text), with the records to keep; `None` when
+    /// the text is not a JSON object. The bulk relation scan stays text.
+    pub fn from_text(text: &str, kept: Option<Arc<KeptRecords>>) -> Option<DatabaseRead> {
+        let fields: Vec<(String, &RawValue)> =
+            serde_json::from_str::<BTreeMap<String, &RawValue>>(text)
+                .ok()?
+                .into_iter()
+                .collect();
+        let mut value = Map::new();
+        let mut relations = None;
+        for (name, raw) in fields {
+            if name == "relations" {
+                relations = Some(raw.get().to_owned());
+            } else {
+                value.insert(name, serde_json::from_str(raw.get()).ok()?);
+            }
+        }
+        let mut read = DatabaseRead::with_kept(Value::Object(value), kept);
+        read.relations = relations;
+        Some(read)
     }
 
     /// The records to keep with this read's snapshot: a later read through `changedSince`
@@ -159,6 +184,7 @@ impl DatabaseRead {
             value,
             definition,
             kept: None,
+            relations: None,
         }
     }
 
@@ -257,6 +283,14 @@ impl DatabaseRead {
         let validated = validate_provider(definition, Some(provider_id), roots)?;
         match v.get("edges").and_then(Value::as_str) {
             None | Some("streams") => self.check_streams(&validated, provider_id)?,
+            Some("scan") if self.relations.is_some() => {
+                let text = self.relations.as_deref().unwrap_or_default();
+                if !relations_text_as_declared(&validated, provider_id, text) {
+                    let relations: Vec<Value> =
+                        serde_json::from_str(text).map_err(|_| contract("relations_required"))?;
+                    check_relations(&validated, provider_id, &relations)?;
+                }
+            }
             Some("scan") => {
                 let relations = v
                     .get("relations")
@@ -382,6 +416,118 @@ fn relations_as_declared(v: &ValidatedProvider, provider_id: &str, items: &[Valu
         }
     }
     items.next().is_none()
+}
+
+/// An endpoint of a bulk scan item as read: a local ID, or `{ providerId, capabilityId }`
+/// (exactly those two, strings).
+enum EndpointItem<'a> {
+    Local(std::borrow::Cow<'a, str>),
+    Qualified(std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>),
+}
+
+impl EndpointItem<'_> {
+    fn local(&self, provider_id: &str) -> Option<&str> {
+        match self {
+            EndpointItem::Local(id) => Some(id),
+            EndpointItem::Qualified(p, id) => (p == provider_id).then_some(&**id),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for EndpointItem<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        use std::borrow::Cow;
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = EndpointItem<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an endpoint")
+            }
+            fn visit_borrowed_str<E: Error>(
+                self,
+                s: &'de str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(EndpointItem::Local(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+                Ok(EndpointItem::Local(Cow::Owned(s.to_owned())))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let (mut provider, mut capability) = (None, None);
+                while let Some(key) = m.next_key::<Cow<'a, str>>()? {
+                    let slot = match &*key {
+                        "providerId" => &mut provider,
+                        "capabilityId" => &mut capability,
+                        _ => return Err(A::Error::custom("unknown field")),
+                    };
+                    if slot.replace(m.next_value::<Cow<'a, str>>()?).is_some() {
+                        return Err(A::Error::custom("duplicate field"));
+                    }
+                }
+                match (provider, capability) {
+                    (Some(p), Some(c)) => Ok(EndpointItem::Qualified(p, c)),
+                    _ => Err(A::Error::custom("missing field")),
+                }
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// A bulk scan item as read: exactly `from`, `kind` and `to`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RelationItem<'a> {
+    #[serde(borrow)]
+    from: EndpointItem<'a>,
+    #[serde(borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    to: EndpointItem<'a>,
+}
+
+/// [`relations_as_declared`] of the bulk scan as JSON text, read item by item as it is
+/// compared: nothing is built, and the first item that differs (or is not a plain `{ from,
+/// kind, to }`) ends the pass with `false`.
+fn relations_text_as_declared(v: &ValidatedProvider, provider_id: &str, text: &str) -> bool {
+    use serde::de::{SeqAccess, Visitor};
+    struct Expect<'v> {
+        v: &'v ValidatedProvider,
+        provider_id: &'v str,
+    }
+    impl<'de> Visitor<'de> for Expect<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("the relations")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+            let id = |i: usize| self.v.capabilities[i].texts.capability_id();
+            for (i, kinds) in expected_lists(self.v).iter().enumerate() {
+                for (k, targets) in kinds.iter().enumerate() {
+                    for &t in targets {
+                        let Some(item) = seq.next_element::<RelationItem>()? else {
+                            return Ok(false);
+                        };
+                        let same = item.kind == Kind::ALL[k].as_str()
+                            && item.from.local(self.provider_id) == Some(id(i))
+                            && item.to.local(self.provider_id) == Some(id(t as usize));
+                        if !same {
+                            return Ok(false);
+                        }
+                    }
+                }
+            }
+            Ok(seq.next_element::<serde::de::IgnoredAny>()?.is_none())
+        }
+    }
+    use serde::Deserializer;
+    let mut d = serde_json::Deserializer::from_str(text);
+    let same = (&mut d).deserialize_seq(Expect { v, provider_id });
+    matches!(same, Ok(true)) && d.end().is_ok()
 }
 
 /// The bulk relation scan must list exactly what the eight streams of every capability would,
@@ -536,8 +682,11 @@ fn targets(head: &RecordHead) -> Vec<String> {
 
 /// The items a page is asked for (`limit`); a page holding more breaks the page rules.
 pub const PAGE_LIMIT: usize = 100;
+/// The items a page of the capability records or of the changes is asked for: the byte
+/// budget of a page (`maxBytes`) is what bounds it, so a scan takes few round trips.
+pub const SCAN_PAGE_LIMIT: usize = 1_000;
 /// The items a page of the bulk relation scan is asked for: its items are small.
-pub const RELATION_PAGE_LIMIT: usize = 1_000;
+pub const RELATION_PAGE_LIMIT: usize = 5_000;
 /// The bytes of JSON a scan page is asked for at most (`maxBytes`).
 pub const PAGE_MAX_BYTES: u64 = 262_144;
 
@@ -600,7 +749,8 @@ impl List {
     fn limit(self) -> usize {
         match self {
             List::Relations => RELATION_PAGE_LIMIT,
-            List::Scan | List::Changes | List::Stream { .. } => PAGE_LIMIT,
+            List::Scan | List::Changes => SCAN_PAGE_LIMIT,
+            List::Stream { .. } => PAGE_LIMIT,
         }
     }
 }
@@ -1079,8 +1229,9 @@ impl ReadCollector {
     /// One page of the current list, `{ items, nextCursor }` as the view answered them (absent
     /// when the page had none). Answers the call to make next, or that the read is over.
     ///
-    /// A page must hold an array of at most the items it was asked for ([`PAGE_LIMIT`],
-    /// [`RELATION_PAGE_LIMIT`] for the bulk relation scan); a page with a cursor must hold one
+    /// A page must hold an array of at most the items it was asked for ([`SCAN_PAGE_LIMIT`]
+    /// for records and changes, [`RELATION_PAGE_LIMIT`] for the bulk relation scan,
+    /// [`PAGE_LIMIT`] for a stream); a page with a cursor must hold one
     /// item at least, and its cursor must be a string the list did not give before — otherwise
     /// the list would never end (`invalid_store_page`). The records stay within `maxRecords`,
     /// all JSON read within `maxBytes`, and a relation stream never lists more items than there
@@ -1490,8 +1641,15 @@ mod tests {
     /// Provider `p` as a collector that read it whole hands it over.
     fn finished(mut c: ReadCollector) -> DatabaseRead {
         c.end(&context().to_string()).unwrap();
-        let json: Value = serde_json::from_str(&c.into_json().unwrap().unwrap()).unwrap();
-        DatabaseRead::new(json["p"].clone())
+        handed_over(c)
+    }
+
+    /// Provider `p`'s read as the engine takes it: from the collector's text.
+    fn handed_over(c: ReadCollector) -> DatabaseRead {
+        let mut reads = c.into_reads().unwrap();
+        let json = reads.json.unwrap();
+        let reads_by_id: BTreeMap<String, &RawValue> = serde_json::from_str(&json).unwrap();
+        DatabaseRead::from_text(reads_by_id["p"].get(), reads.kept.remove("p")).unwrap()
     }
 
     /// The failure recorded for provider `p`.
@@ -1558,7 +1716,7 @@ mod tests {
         let (calls, next) = drive(&mut c, store(records, streams.clone(), 1));
         assert_eq!(next, Next::Done);
         let scan = |cursor: Option<&str>| {
-            let mut page = json!({ "limit": 100, "maxBytes": 262_144 });
+            let mut page = json!({ "limit": 1000, "maxBytes": 262_144 });
             if let Some(c) = cursor {
                 page["cursor"] = json!(c);
             }
@@ -1671,7 +1829,7 @@ mod tests {
         let many = |n: usize| json!(vec![json!("a"); n]);
         let mut cursors = ["1", "2", "1"].into_iter();
         let cases: Vec<Box<Answer<'_>>> = vec![
-            Box::new(|_| json!({ "items": vec![rec("a", json!({})); PAGE_LIMIT + 1] })),
+            Box::new(|_| json!({ "items": vec![rec("a", json!({})); SCAN_PAGE_LIMIT + 1] })),
             // A stream page over its limit, however many records there are.
             Box::new(|call| {
                 if is_scan(call) {
@@ -2108,10 +2266,7 @@ mod tests {
             return (calls, next, Err(failed(c)));
         }
         c.end(&after.to_string()).unwrap();
-        let mut reads = c.into_reads().unwrap();
-        let json: Value = serde_json::from_str(&reads.json.unwrap()).unwrap();
-        let read = DatabaseRead::with_kept(json["p"].clone(), reads.kept.remove("p"));
-        (calls, Next::Done, Ok(read))
+        (calls, Next::Done, Ok(handed_over(c)))
     }
 
     /// `changes` served as pages of `size` items (the cursor is the next index); the other
@@ -2199,7 +2354,7 @@ mod tests {
         assert_eq!(streamed, HashSet::from(["a", "b", "d", "e"]));
         assert_eq!(
             calls[0]["args"],
-            json!(["r1", { "limit": PAGE_LIMIT, "maxBytes": PAGE_MAX_BYTES }])
+            json!(["r1", { "limit": SCAN_PAGE_LIMIT, "maxBytes": PAGE_MAX_BYTES }])
         );
         // The same snapshot as a full read of the definitions now, and the same records kept.
         let incremental = incremental.unwrap();
@@ -2396,6 +2551,55 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_bulk_scan_read_as_text_is_compared_item_by_item_and_any_doubt_goes_the_long_way() {
+        let (records, streams) = family();
+        let v = validate_provider(
+            &json!({ "providerId": "p", "name": "P", "version": "1", "capabilities": records }),
+            Some("p"),
+            &roots(),
+        )
+        .unwrap();
+        let text = |items: &[Value]| json!(items).to_string();
+        let scan = bulk(&records, &streams);
+        assert!(relations_text_as_declared(&v, "p", &text(&scan)));
+        // Qualified endpoints of this provider and escaped text are the same items.
+        let mut qualified = scan.clone();
+        qualified[0]["to"] = json!({ "capabilityId": "b", "providerId": "p" });
+        assert!(relations_text_as_declared(&v, "p", &text(&qualified)));
+        let escaped = text(&scan).replacen("\"a\"", "\"\\u0061\"", 1);
+        assert!(escaped.contains("\\u0061"));
+        assert!(relations_text_as_declared(&v, "p", &escaped));
+        // Anything else is not taken as declared here (check_relations then names it).
+        let mut other = scan.clone();
+        other[0]["to"] = json!({ "capabilityId": "b", "providerId": "q" });
+        let mut extra_key = scan.clone();
+        extra_key[0]["note"] = json!(1);
+        let mut extra_endpoint_key = scan.clone();
+        extra_endpoint_key[0]["to"] = json!({ "capabilityId": "b", "providerId": "p", "x": 1 });
+        let mut longer = scan.clone();
+        longer.push(scan[0].clone());
+        for items in [
+            other,
+            extra_key,
+            extra_endpoint_key,
+            longer,
+            scan[1..].to_vec(),
+        ] {
+            assert!(
+                !relations_text_as_declared(&v, "p", &text(&items)),
+                "{items:?}"
+            );
+        }
+        let duplicated_key = text(&scan).replacen("\"kind\"", "\"from\":\"a\",\"kind\"", 1);
+        assert!(!relations_text_as_declared(&v, "p", &duplicated_key));
+        assert!(!relations_text_as_declared(
+            &v,
+            "p",
+            &format!("{} x", text(&scan))
+        ));
     }
 
     #[test]
