@@ -559,15 +559,15 @@ test('publish refuses a folder the engine refuses, naming the engine\'s error, a
   const file = (dir, name) => path.join(dir, 'capabilities', name);
   for (const [what, dir, code] of [
     ['a dangling relation', broken((d) => writeFileSync(file(d, 'route.json'), JSON.stringify({ ...JSON.parse(readFileSync(file(d, 'route.json'), 'utf8')), requires: ['ghost'] }))), 'CG_RELATION_INVALID'],
-    ['an ID given twice', broken((d) => cpSync(file(d, 'route.json'), file(d, 'route-again.json'))), undefined],
-    ['a file that is not JSON', broken((d) => writeFileSync(file(d, 'route.json'), '{ not json')), undefined],
+    ['an ID given twice', broken((d) => cpSync(file(d, 'route.json'), file(d, 'route-again.json'))), 'CG_DEFINITION_INVALID'],
+    ['a file that is not JSON', broken((d) => writeFileSync(file(d, 'route.json'), '{ not json')), 'CG_DEFINITION_INVALID'],
   ]) {
     const error = await publish(db, dir).then(
       () => assert.fail(`${what} was published`),
       (e) => e,
     );
     assert.equal(error.name, 'GraphError', `${what}: ${error}`);
-    if (code) assert.equal(error.code, code, what);
+    assert.equal(error.code, code, what);
     const { rows } = await db.query(`SELECT revision FROM cg_providers WHERE provider_id = 'seed.http'`);
     assert.deepEqual(rows, before, `${what}: nothing committed`);
   }

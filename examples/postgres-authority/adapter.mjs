@@ -302,7 +302,7 @@ export async function publish(pool, providerDir) {
     await client.query('ROLLBACK').catch(() => {});
     // A file PostgreSQL refused (not JSON, no capabilityId, an ID given twice): the engine's
     // own error for the folder says which and why.
-    if (/^2[123]/.test(error?.code ?? '')) throw (await folderError(providerDir)) ?? error;
+    if (/^2[123]/.test(error?.code ?? '')) throw (await folderError(providerDir, providerId)) ?? error;
     throw error;
   } finally {
     client.release(failure); // a failed connection is dropped, not pooled
@@ -310,9 +310,9 @@ export async function publish(pool, providerDir) {
 }
 
 /** The error the engine finds reading `providerDir` as a file provider, if any. */
-async function folderError(providerDir) {
+async function folderError(providerDir, providerId) {
   try {
-    const graph = await CapabilityGraph.open({ providers: [{ authority: { kind: 'file', rootDir: providerDir, definitionLayout: 'directory' } }] });
+    const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'file', rootDir: providerDir, definitionLayout: 'directory' } }] });
     await graph.close();
     return undefined;
   } catch (error) {
