@@ -697,7 +697,11 @@ fn take_read(
 
 /// What the JS layer read from database authorities, by provider ID.
 fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
-    let DatabaseReads { json, mut kept } = reads;
+    let DatabaseReads {
+        json,
+        mut kept,
+        mut texts,
+    } = reads;
     let Some(json) = json else {
         return BTreeMap::new();
     };
@@ -706,7 +710,8 @@ fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
     parsed
         .into_iter()
         .filter_map(|(k, raw)| {
-            let read = DatabaseRead::from_text(raw.get(), kept.remove(&k))?;
+            let given = texts.remove(&k).unwrap_or_default();
+            let read = DatabaseRead::from_text(raw.get(), kept.remove(&k), given)?;
             Some((k, read))
         })
         .collect()
@@ -809,8 +814,13 @@ pub fn watch_failed(provider_id: &str) -> GraphError {
 /// config order, each listing every problem `open` would stop at first. Config errors are
 /// the call's error, as at `open`.
 pub fn diagnose(config_json: &str, databases: Option<&str>) -> Result<String> {
+    diagnose_reads(config_json, DatabaseReads::of_json(databases))
+}
+
+/// [`diagnose`] with what was read from database authorities, as the collector gave it.
+pub fn diagnose_reads(config_json: &str, databases: DatabaseReads) -> Result<String> {
     let config = parse_config(config_json)?;
-    let mut databases = database_reads(DatabaseReads::of_json(databases));
+    let mut databases = database_reads(databases);
     let providers: Vec<Value> = config
         .providers
         .iter()

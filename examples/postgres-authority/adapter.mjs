@@ -3,6 +3,7 @@
 // changed only what changed since (changedSince, from the change log publish() and the
 // triggers keep); queries never reach the database. publish() writes a provider folder into
 // the tables.
+import { readFileSync } from 'node:fs';
 import { opendir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
@@ -274,8 +275,10 @@ export async function publish(pool, providerDir) {
         [providerId, texts],
       );
     };
+    // Read synchronously, a batch between two statements: a small file costs several thread
+    // pool round trips read asynchronously, and the batches are what the publish waits on.
     for await (const file of definitionFiles(path.join(providerDir, 'capabilities'))) {
-      batch.push(await readFile(file, 'utf8'));
+      batch.push(readFileSync(file, 'utf8'));
       capabilities += 1;
       if (batch.length === BATCH) await flush();
     }

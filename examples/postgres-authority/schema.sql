@@ -32,15 +32,18 @@ CREATE OR REPLACE FUNCTION cg_content_hash(record jsonb) RETURNS text LANGUAGE s
 -- The declared relations, one row per edge, so neighbours are an indexed lookup in either
 -- direction. Rows are derived from the records by the trigger below, never written by hand:
 -- the engine rejects a view whose relation streams disagree with its records.
+-- The triggers below also remove a capability's rows with it: no foreign key, whose check of
+-- every row written would cost a publish as much again. No key on to_id either: a dangling
+-- endpoint is the engine's to report, with the record's name.
 CREATE TABLE IF NOT EXISTS cg_relations (
   provider_id text COLLATE "C" NOT NULL,
   from_id     text COLLATE "C" NOT NULL,
   kind        text NOT NULL CHECK (kind IN ('parents', 'specializes', 'related', 'requires')),
-  to_id       text COLLATE "C" NOT NULL,
-  PRIMARY KEY (provider_id, kind, from_id, to_id),
-  FOREIGN KEY (provider_id, from_id) REFERENCES cg_capabilities ON DELETE CASCADE ON UPDATE CASCADE
-  -- no foreign key on to_id: a dangling endpoint is the engine's to report, with the record's name
+  to_id       text COLLATE "C" NOT NULL
 );
+-- Earlier versions of this schema had a foreign key and a primary key besides the indexes.
+ALTER TABLE cg_relations DROP CONSTRAINT IF EXISTS cg_relations_provider_id_from_id_fkey;
+ALTER TABLE cg_relations DROP CONSTRAINT IF EXISTS cg_relations_pkey;
 
 -- The position of a kind in the engine's order of the eight (parents, children, specializes,
 -- specializedBy, related, relatedBy, requires, requiredBy): a forward row's, its inverse's + 1.
@@ -49,22 +52,27 @@ CREATE OR REPLACE FUNCTION cg_kind_order(kind text) RETURNS smallint LANGUAGE sq
 -- Every edge by (capability, kind, endpoint) in the engine's order: forward rows by their
 -- source, inverse rows (children, specializedBy, relatedBy, requiredBy) by their target. The
 -- bulk relation scan merges one range of each; a neighbour stream is one range of one. The
--- forward index also serves a capability's own rows, whatever their kind, which the trigger
--- below replaces on every write and deleting a capability cascades to: without it each of
--- those scans every relation of the provider, and publishing or removing n capabilities costs n².
-CREATE INDEX IF NOT EXISTS cg_relations_scan_forward ON cg_relations (provider_id, from_id, cg_kind_order(kind), to_id);
+-- forward index, unique (an edge once), also serves a capability's own rows, whatever their
+-- kind, which the triggers below replace on every write and remove with the capability:
+-- without it each of those scans every relation of the provider, and publishing or removing n
+-- capabilities costs n².
+CREATE UNIQUE INDEX IF NOT EXISTS cg_relations_forward ON cg_relations (provider_id, from_id, cg_kind_order(kind), to_id);
 CREATE INDEX IF NOT EXISTS cg_relations_scan_inverse ON cg_relations (provider_id, to_id, (cg_kind_order(kind) + 1), from_id);
 -- Indexes of earlier versions of this schema, which the two above replace.
+DROP INDEX IF EXISTS cg_relations_scan_forward;
 DROP INDEX IF EXISTS cg_relations_inverse;
 DROP INDEX IF EXISTS cg_relations_from;
 
--- Relation rows are derived per statement from the rows it wrote (transition tables), so a
--- publish of n capabilities costs one set-based insert, not n trigger calls.
+-- Relation rows are derived per statement from the rows it wrote or removed (transition
+-- tables), so a publish of n capabilities costs one set-based insert, not n trigger calls.
 CREATE OR REPLACE FUNCTION cg_derive_relations() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    DELETE FROM cg_relations AS r USING changed AS c
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    DELETE FROM cg_relations AS r USING before AS c
      WHERE r.provider_id = c.provider_id AND r.from_id = c.capability_id;
+  END IF;
+  IF TG_OP = 'DELETE' THEN
+    RETURN NULL;
   END IF;
   INSERT INTO cg_relations (provider_id, from_id, kind, to_id)
   SELECT c.provider_id, c.capability_id, k.kind, t.to_id
@@ -86,7 +94,11 @@ CREATE TRIGGER cg_capabilities_relations_insert
   FOR EACH STATEMENT EXECUTE FUNCTION cg_derive_relations();
 DROP TRIGGER IF EXISTS cg_capabilities_relations_update ON cg_capabilities;
 CREATE TRIGGER cg_capabilities_relations_update
-  AFTER UPDATE ON cg_capabilities REFERENCING NEW TABLE AS changed
+  AFTER UPDATE ON cg_capabilities REFERENCING OLD TABLE AS before NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION cg_derive_relations();
+DROP TRIGGER IF EXISTS cg_capabilities_relations_delete ON cg_capabilities;
+CREATE TRIGGER cg_capabilities_relations_delete
+  AFTER DELETE ON cg_capabilities REFERENCING OLD TABLE AS before
   FOR EACH STATEMENT EXECUTE FUNCTION cg_derive_relations();
 
 -- The change log that answers a view's changedSince: one row per capability written or

@@ -448,7 +448,7 @@ pub fn open(
 pub fn diagnose(config: String, databases: &mut NativeDatabaseReads) -> String {
     outcome(guarded(|| {
         let databases = databases.take()?;
-        crate::engine::diagnose(&config, databases.json.as_deref())
+        crate::engine::diagnose_reads(&config, databases)
     }))
 }
 

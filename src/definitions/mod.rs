@@ -59,6 +59,64 @@ pub fn validate_provider(
     assemble(provider, provider_file, records, &sources)
 }
 
+/// Validates a provider record and its capability records given as JSON text (what a
+/// database view delivered), each record parsed only while it is checked, so no tree of every
+/// record is ever held: the same rules and the same first error as [`validate_provider`] of
+/// the definition holding them (`capabilities[i]` names a record's fields).
+pub fn validate_provider_records(
+    provider_value: &Value,
+    records: &[&serde_json::value::RawValue],
+    expected_id: Option<&str>,
+    roots: &Roots,
+) -> Result<ValidatedProvider, GraphError> {
+    let provider = provider_part(provider_value, None, expected_id, roots)?;
+    let o = Origin {
+        provider_id: Some(&provider.provider_id),
+        ..Origin::default()
+    };
+    let prefixes: Vec<String> = (0..records.len())
+        .map(|i| index("capabilities", i))
+        .collect();
+    let one = |(raw, prefix): (&&serde_json::value::RawValue, &String)| {
+        let value: Value = serde_json::from_str(raw.get())
+            .map_err(|_| GraphError::new(crate::error::Code::Internal))?;
+        validate::capability_record(&o, &value, prefix, roots)
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let validated = if records.len() < PARALLEL_THRESHOLD || threads < 2 {
+        records
+            .iter()
+            .zip(&prefixes)
+            .map(one)
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        let chunk = records.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = records
+                .chunks(chunk)
+                .zip(prefixes.chunks(chunk))
+                .map(|(part, names)| {
+                    s.spawn(move || {
+                        part.iter()
+                            .zip(names)
+                            .map(one)
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                })
+                .collect();
+            let mut out = Vec::with_capacity(records.len());
+            for h in handles {
+                out.extend(h.join().expect("validation threads do not panic")?);
+            }
+            Ok::<_, GraphError>(out)
+        })?
+    };
+    let sources: Vec<(Option<&str>, &str)> = prefixes.iter().map(|p| (None, p.as_str())).collect();
+    assemble(provider, None, validated, &sources)
+}
+
 /// How one definition file of a file provider is checked as soon as it is read, on the
 /// reading thread, so that no parsed JSON tree outlives its own file.
 pub fn capability_in_file(

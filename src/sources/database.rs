@@ -128,6 +128,9 @@ pub struct DatabaseRead {
     /// The bulk relation scan's items as JSON text, when the read came as text: checked as
     /// they are read, never built into values unless they differ from the records.
     relations: Option<String>,
+    /// The capability records as JSON text (a JSON array), when the read came as text and did
+    /// not keep them: each is parsed only when it is validated.
+    records: Option<String>,
 }
 
 impl DatabaseRead {
@@ -139,26 +142,49 @@ impl DatabaseRead {
         }
     }
 
-    /// The read as the collector gave it (JSON text), with the records to keep; `None` when
-    /// the text is not a JSON object. The bulk relation scan stays text.
-    pub fn from_text(text: &str, kept: Option<Arc<KeptRecords>>) -> Option<DatabaseRead> {
-        let fields: Vec<(String, &RawValue)> =
-            serde_json::from_str::<BTreeMap<String, &RawValue>>(text)
-                .ok()?
-                .into_iter()
-                .collect();
+    /// The read as the collector gave it (JSON text), with the records to keep and the
+    /// records and bulk relation scan as JSON arrays (`texts`); `None` when the text is not a
+    /// JSON object. Records and relations, given apart or inside the text, stay text.
+    pub fn from_text(
+        text: &str,
+        kept: Option<Arc<KeptRecords>>,
+        texts: ReadTexts,
+    ) -> Option<DatabaseRead> {
+        let fields: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+        let (mut records, mut relations) = texts;
         let mut value = Map::new();
-        let mut relations = None;
         for (name, raw) in fields {
-            if name == "relations" {
-                relations = Some(raw.get().to_owned());
-            } else {
-                value.insert(name, serde_json::from_str(raw.get()).ok()?);
+            match name.as_str() {
+                "relations" => relations = Some(raw.get().to_owned()),
+                "capabilities" => records = Some(raw.get().to_owned()),
+                _ => {
+                    value.insert(name, serde_json::from_str(raw.get()).ok()?);
+                }
             }
         }
+        // Read records are validated from their text: the definition holds none of them.
+        let given = records.is_some() || kept.is_some();
         let mut read = DatabaseRead::with_kept(Value::Object(value), kept);
+        if given {
+            read.definition = match read.value.get("provider") {
+                Some(Value::Object(provider)) => {
+                    let mut definition = provider.clone();
+                    definition.insert("capabilities".into(), Value::Array(Vec::new()));
+                    Some(Value::Object(definition))
+                }
+                _ => None,
+            };
+        }
         read.relations = relations;
+        read.records = records;
         Some(read)
+    }
+
+    /// The records as JSON text, when the read came as text.
+    fn records_text(&self) -> Option<&str> {
+        self.records
+            .as_deref()
+            .or_else(|| self.kept.as_ref().map(|k| k.text.as_str()))
     }
 
     /// The records to keep with this read's snapshot: a later read through `changedSince`
@@ -185,6 +211,7 @@ impl DatabaseRead {
             definition,
             kept: None,
             relations: None,
+            records: None,
         }
     }
 
@@ -266,21 +293,37 @@ impl DatabaseRead {
             .definition
             .as_ref()
             .ok_or_else(|| contract("capabilities_required"))?;
-        let records = definition["capabilities"]
-            .as_array()
-            .map_or(&[][..], Vec::as_slice);
-        // Scans come in strictly increasing ID order, each record once.
-        let ids: Vec<Option<&str>> = records
-            .iter()
-            .map(|r| r.get("capabilityId").and_then(Value::as_str))
-            .collect();
-        if ids
-            .windows(2)
-            .any(|w| matches!(w, [Some(a), Some(b)] if a >= b))
-        {
-            return Err(contract("scan_order_or_duplicate"));
-        }
-        let validated = validate_provider(definition, Some(provider_id), roots)?;
+        let validated = match self.records_text() {
+            Some(text) => {
+                let records: Vec<&RawValue> =
+                    serde_json::from_str(text).map_err(|_| contract("capabilities_required"))?;
+                let ids: Vec<Option<Box<str>>> = records
+                    .iter()
+                    .map(|r| {
+                        let head = serde_json::from_str::<RecordHead>(r.get()).ok()?;
+                        head.capability_id.as_str().map(Box::from)
+                    })
+                    .collect();
+                in_scan_order(&ids)?;
+                crate::definitions::validate_provider_records(
+                    definition,
+                    &records,
+                    Some(provider_id),
+                    roots,
+                )?
+            }
+            None => {
+                let records = definition["capabilities"]
+                    .as_array()
+                    .map_or(&[][..], Vec::as_slice);
+                let ids: Vec<Option<Box<str>>> = records
+                    .iter()
+                    .map(|r| r.get("capabilityId").and_then(Value::as_str).map(Box::from))
+                    .collect();
+                in_scan_order(&ids)?;
+                validate_provider(definition, Some(provider_id), roots)?
+            }
+        };
         match v.get("edges").and_then(Value::as_str) {
             None | Some("streams") => self.check_streams(&validated, provider_id)?,
             Some("scan") if self.relations.is_some() => {
@@ -322,6 +365,17 @@ impl DatabaseRead {
         };
         check_stream_map(v, provider_id, streams, only.as_ref())
     }
+}
+
+/// Scans come in strictly increasing ID order, each record once.
+fn in_scan_order(ids: &[Option<Box<str>>]) -> Result<()> {
+    if ids
+        .windows(2)
+        .any(|w| matches!(w, [Some(a), Some(b)] if a >= b))
+    {
+        return Err(contract("scan_order_or_duplicate"));
+    }
+    Ok(())
 }
 
 /// The streams `{ capabilityId: { kind: [endpoint…] } }` (left-out ones read empty) must list
@@ -628,6 +682,8 @@ impl KeptRecords {
 pub struct DatabaseReads {
     pub json: Option<String>,
     pub kept: BTreeMap<String, Arc<KeptRecords>>,
+    /// By provider ID, the records (unless kept) and the bulk relation scan, as JSON arrays.
+    pub texts: BTreeMap<String, (Option<String>, Option<String>)>,
 }
 
 impl DatabaseReads {
@@ -635,7 +691,7 @@ impl DatabaseReads {
     pub fn of_json(json: Option<&str>) -> DatabaseReads {
         DatabaseReads {
             json: json.map(str::to_owned),
-            kept: BTreeMap::new(),
+            ..DatabaseReads::default()
         }
     }
 }
@@ -710,8 +766,14 @@ pub struct ReadCollector {
     done: Vec<(String, String)>,
     /// The records to keep with each snapshot, by provider ID.
     kept: BTreeMap<String, Arc<KeptRecords>>,
+    /// By provider ID, the records (unless kept) and the bulk relation scan of each read, as
+    /// JSON arrays.
+    texts: BTreeMap<String, ReadTexts>,
     current: Option<Pending>,
 }
+
+/// A read's records (`None` when they were kept) and bulk relation scan, as JSON arrays.
+type ReadTexts = (Option<String>, Option<String>);
 
 impl Default for ReadCollector {
     fn default() -> Self {
@@ -1108,6 +1170,7 @@ impl ReadCollector {
             records: BTreeMap::new(),
             done: Vec::new(),
             kept: BTreeMap::new(),
+            texts: BTreeMap::new(),
             current: None,
         }
     }
@@ -1403,31 +1466,20 @@ impl ReadCollector {
             return Err(GraphError::new(Code::Internal));
         };
         p.flush_node()?;
-        // `{…context, "capabilities": […], "streams": {…}, "after": …}`
+        // `{…context, "edges": …, "streams": {…}, "after": …}`; the records and the bulk
+        // relation scan go beside it as JSON arrays, never copied into it.
         let context = p.context.trim_end();
-        let mut read =
-            String::with_capacity(context.len() + p.records.len() + p.streams.len() + 64);
+        let mut read = String::with_capacity(context.len() + p.streams.len() + 64);
         read.push_str(&context[..context.len() - 1]);
-        if crate::json::is_blank(&context[1..context.len() - 1]) {
-            read.push_str(r#""capabilities":["#);
-        } else {
-            read.push_str(r#","capabilities":["#);
+        if !crate::json::is_blank(&context[1..context.len() - 1]) {
+            read.push(',');
         }
-        read.push_str(&p.records);
-        read.push_str(r#"],"edges":"#);
+        read.push_str(r#""edges":"#);
         read.push_str(&text(&p.edges.as_str())?);
-        match p.edges {
-            Edges::Streams => {
-                read.push_str(r#","streams":{"#);
-                read.push_str(&p.streams);
-                read.push('}');
-            }
-            Edges::Scan => {
-                read.push_str(r#","relations":["#);
-                read.push_str(&p.relations);
-                read.push(']');
-            }
-            Edges::Records => {}
+        if p.edges == Edges::Streams {
+            read.push_str(r#","streams":{"#);
+            read.push_str(&p.streams);
+            read.push('}');
         }
         if let Some(only) = &p.only {
             let ids: Vec<&str> = (p.ids.iter().zip(only))
@@ -1443,21 +1495,32 @@ impl ReadCollector {
         read.push_str(r#","after":"#);
         read.push_str(&text(&after)?);
         read.push('}');
+        let bracket = |mut list: String| {
+            list.insert(0, '[');
+            list.push(']');
+            list
+        };
+        let records = bracket(std::mem::take(&mut p.records));
+        let relations = (p.edges == Edges::Scan).then(|| bracket(std::mem::take(&mut p.relations)));
+        let mut records = Some(records);
         if p.keep && p.violation.is_none() && p.spans.len() == p.ids.len() {
-            let records = p
+            let kept = p
                 .ids
                 .into_iter()
                 .zip(p.spans)
-                .map(|(id, (start, len, declared))| id.map(|id| (start, len, id, declared)))
+                // Spans of the list without its opening bracket.
+                .map(|(id, (start, len, declared))| id.map(|id| (start + 1, len, id, declared)))
                 .collect::<Option<Vec<_>>>();
-            if let Some(records) = records {
+            if let Some(kept) = kept {
                 let kept = KeptRecords {
-                    text: p.records,
-                    records,
+                    text: records.take().unwrap_or_default(),
+                    records: kept,
                 };
                 self.kept.insert(p.provider_id.clone(), Arc::new(kept));
             }
         }
+        self.texts
+            .insert(p.provider_id.clone(), (records, relations));
         self.done.push((p.provider_id, read));
         Ok(())
     }
@@ -1472,6 +1535,7 @@ impl ReadCollector {
 
     fn record_failure(&mut self, provider_id: String, failed: &Value) -> Result<()> {
         self.kept.remove(&provider_id);
+        self.texts.remove(&provider_id);
         let read = text(&serde_json::json!({ "failed": failed }))?;
         match self.done.last_mut() {
             Some((id, earlier)) if *id == provider_id => *earlier = read,
@@ -1483,10 +1547,29 @@ impl ReadCollector {
     /// Every read, as the JSON object by provider ID the engine takes; `None` when no database
     /// authority was read.
     pub fn into_json(self) -> Result<Option<String>> {
-        self.into_reads().map(|r| r.json)
+        let mut reads = self.into_reads()?;
+        let Some(json) = reads.json.take() else {
+            return Ok(None);
+        };
+        let heads: BTreeMap<String, Box<RawValue>> =
+            serde_json::from_str(&json).map_err(internal)?;
+        let mut out = Map::new();
+        for (id, head) in heads {
+            let mut read: Value = serde_json::from_str(head.get()).map_err(internal)?;
+            let (records, relations) = reads.texts.remove(&id).unwrap_or_default();
+            let records = records.or_else(|| reads.kept.get(&id).map(|k| k.text.clone()));
+            for (field, list) in [("capabilities", records), ("relations", relations)] {
+                if let (Some(list), Some(read)) = (list, read.as_object_mut()) {
+                    read.insert(field.into(), serde_json::from_str(&list).map_err(internal)?);
+                }
+            }
+            out.insert(id, read);
+        }
+        Ok(Some(Value::Object(out).to_string()))
     }
 
-    /// Every read, and the records to keep with each snapshot.
+    /// Every read (as JSON by provider ID, without its records and bulk relation scan), the
+    /// records to keep with each snapshot, and the records and relation scans as JSON arrays.
     pub fn into_reads(self) -> Result<DatabaseReads> {
         if self.done.is_empty() {
             return Ok(DatabaseReads::default());
@@ -1504,6 +1587,7 @@ impl ReadCollector {
         Ok(DatabaseReads {
             json: Some(out),
             kept: self.kept,
+            texts: self.texts,
         })
     }
 }
@@ -1649,7 +1733,8 @@ mod tests {
         let mut reads = c.into_reads().unwrap();
         let json = reads.json.unwrap();
         let reads_by_id: BTreeMap<String, &RawValue> = serde_json::from_str(&json).unwrap();
-        DatabaseRead::from_text(reads_by_id["p"].get(), reads.kept.remove("p")).unwrap()
+        let texts = reads.texts.remove("p").unwrap_or_default();
+        DatabaseRead::from_text(reads_by_id["p"].get(), reads.kept.remove("p"), texts).unwrap()
     }
 
     /// The failure recorded for provider `p`.
