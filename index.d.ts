@@ -1009,14 +1009,34 @@ export interface DatabasePageRequest {
   cursor?: string;
 }
 
-export interface DatabasePage<T> {
-  /** At most the request's `limit` (else `invalid_store_page`). */
-  items: T[];
+export type DatabasePage<T> = DatabaseItemsPage<T> | DatabaseTextPage;
+
+interface DatabasePageCursor {
   /** Must advance (non-empty, never one the same list gave before) and come with at least one
    *  item (else `invalid_store_page`); absent (or null) on the last page. Any other value is
    *  CG_ADAPTER_CONTRACT_INVALID. */
   nextCursor?: string | null | undefined;
 }
+
+export interface DatabaseItemsPage<T> extends DatabasePageCursor {
+  /** At most the request's `limit` (else `invalid_store_page`). */
+  items: T[];
+  itemsJson?: undefined;
+}
+
+/** A page whose items come as one JSON array text, parsed by the engine instead of walked in
+ *  JavaScript (e.g. the JSON text a database prints). Judged exactly as `items` would be; text
+ *  that is not one JSON array (or not well-formed) is CG_ADAPTER_CONTRACT_INVALID. */
+export interface DatabaseTextPage extends DatabasePageCursor {
+  itemsJson: string;
+  items?: undefined;
+}
+
+/** A change `changedSince` lists: the capability's definition now (changed or added), or its
+ *  removal. */
+export type DatabaseChange =
+  | { capabilityId: string; record: CapabilityDefinition }
+  | { capabilityId: string; removed: true };
 
 /** An edge of the bulk relation scan: `from`'s `kind` list holds `to`. Endpoints are local IDs
  *  or `{ providerId, capabilityId }` of the view's provider. */
@@ -1040,7 +1060,8 @@ export interface DatabaseReadView {
   sourceRevision: string;
   /** The trusted folder for the provider's relative-file documents without a `root` alias. */
   knowledgeRootDir?: string | undefined;
-  /** Capability definitions in strictly increasing `capabilityId` order. */
+  /** Capability definitions in strictly increasing `capabilityId` order; asked for pages of up to
+   *  1,000 items (and `maxBytes`). */
   scanCapabilities(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<CapabilityDefinition> | Promise<DatabasePage<CapabilityDefinition>>;
   /** Endpoints in ID order, as local IDs or `{ providerId, capabilityId }` of the view's provider,
    *  item by item: exactly the edges the definitions declare or imply (a stream longer than the
@@ -1049,8 +1070,17 @@ export interface DatabaseReadView {
   /** Every edge of the eight streams at once, by `from` in ID order, then `kind` in the order of
    *  `parents`, `children`, `specializes`, `specializedBy`, `related`, `relatedBy`, `requires`,
    *  `requiredBy`, then `to` in ID order; checked as the streams would be. Asked for pages of up
-   *  to 1,000 items. */
+   *  to 5,000 items. */
   scanRelations?(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<DatabaseRelation> | Promise<DatabasePage<DatabaseRelation>>;
+  /** What changed since `sourceRevision` (the revision the current snapshot was read from): every
+   *  capability written or removed since, once, in strictly increasing `capabilityId` order, or
+   *  `{ unknown: true }` as the first page (the provider is then read whole). A reload then reads
+   *  only these, and the streams (`neighbors`) of the capabilities they touch; the rest comes
+   *  from the records the snapshot kept, and the whole candidate is validated. */
+  changedSince?(
+    sourceRevision: string,
+    page: DatabasePageRequest & { maxBytes: number },
+  ): DatabasePage<DatabaseChange> | { unknown: true } | Promise<DatabasePage<DatabaseChange> | { unknown: true }>;
   /** Called once the view was read (or found unchanged), also after a failure. */
   close?(): void | Promise<void>;
 }

@@ -317,7 +317,20 @@ async function integrations(): Promise<void> {
   await graph.reload({ force: 'yes' });
   // @ts-expect-error a bulk relation names its kind
   const unkinded: DatabaseRelation = { from: 'a', to: 'b' };
-  void [bulk, recordsOnly, forced, unkinded];
+  // Pages as JSON text, and the changes since a revision (or "unknown").
+  const incremental: DatabaseAuthorityAdapter = {
+    id: 'log',
+    openView: (providerId) => ({
+      provider: { providerId, name: 'P', version: '1' },
+      sourceRevision: 'v2',
+      scanCapabilities: () => ({ itemsJson: '[]' }),
+      changedSince: (since, { limit, maxBytes }) =>
+        since === 'v0' ? { unknown: true as const } : { items: [{ capabilityId: 'a', record: { capabilityId: 'a', name: 'A', description: `${limit} ${maxBytes}`, whenToUse: 'w' } }, { capabilityId: 'b', removed: true as const }] },
+    }),
+  };
+  // @ts-expect-error a page gives items or their JSON text, not both
+  const both: DatabaseAuthorityAdapter = { id: 'x', openView: (providerId) => ({ provider: { providerId, name: 'P', version: '1' }, sourceRevision: 'v', scanCapabilities: () => ({ items: [], itemsJson: '[]' }) }) };
+  void [bulk, recordsOnly, forced, unkinded, incremental, both];
   // Watched providers, and what a host is told after each reload.
   const watching: DatabaseAuthorityAdapter = {
     id: 'watching',
