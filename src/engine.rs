@@ -553,7 +553,12 @@ impl Engine {
         known
             .keys()
             .filter_map(|id| {
-                let kept = state.providers.get(id)?.current.kept.clone()?;
+                let current = &state.providers.get(id)?.current;
+                let kept = current
+                    .kept
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()?;
                 Some((id.clone(), kept))
             })
             .collect()
@@ -867,7 +872,14 @@ fn publish(slots: &ProviderSlots, candidate: Candidate) -> (ProviderSlots, Reloa
             next.source = snapshot.source.clone();
             next.refresh_failed = false;
             if snapshot.static_revision != slots.current.static_revision {
-                next.previous = Some(std::mem::replace(&mut next.current, snapshot));
+                let retired = std::mem::replace(&mut next.current, snapshot);
+                // Only the current snapshot's records are read against.
+                retired
+                    .kept
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
+                next.previous = Some(retired);
             } else if snapshot.roots != slots.current.roots {
                 // Same definitions read from another document root (a database view may move
                 // it): the current snapshot takes the new root in place, nothing rotates, and

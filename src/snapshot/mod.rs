@@ -279,8 +279,9 @@ pub struct ProviderSnapshot {
     /// (`DatabaseRead::identity`).
     pub source: Option<std::sync::Arc<serde_json::Value>>,
     /// For a database provider whose view offers `changedSince`, the records it was read
-    /// from: the next read takes what did not change from here.
-    pub kept: Option<std::sync::Arc<crate::sources::database::KeptRecords>>,
+    /// from: the next read takes what did not change from here. Only the current snapshot
+    /// needs them; one retired to `previous` lets them go.
+    pub kept: std::sync::Mutex<Option<std::sync::Arc<crate::sources::database::KeptRecords>>>,
     /// The lexical executor's index, built on first use.
     lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
 }
@@ -325,7 +326,7 @@ impl ProviderSnapshot {
             ]),
             roots,
             source: None,
-            kept: None,
+            kept: std::sync::Mutex::new(None),
             lexical: std::sync::OnceLock::new(),
         }
     }

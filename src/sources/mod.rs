@@ -91,7 +91,7 @@ pub fn load(
             let validated = read.validate(provider_id, &rules)?;
             let mut snapshot = ProviderSnapshot::build(validated, AuthorityKind::Database, roots);
             snapshot.source = Some(Arc::new(read.identity()));
-            snapshot.kept = read.kept();
+            snapshot.kept = std::sync::Mutex::new(read.kept());
             Ok(snapshot)
         }
     }
