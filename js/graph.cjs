@@ -62,18 +62,20 @@ function describeHost(value, hosts) {
   const text = (v) => (typeof v === 'string' ? v : null);
   let id = null;
   let providerId = null;
+  let dimensions = null;
   try {
     id = text(value.id);
     providerId = text(value.providerId);
+    dimensions = typeof value.dimensions === 'number' ? value.dimensions : null;
   } catch {
     // Reported by the engine as a missing id.
   }
-  return JSON.stringify({ [HOST_KEY]: handle, id, providerId, methods: methodNames(value) });
+  return JSON.stringify({ [HOST_KEY]: handle, id, providerId, dimensions, methods: methodNames(value) });
 }
 
 /** The host objects of a config by slot, for the calls the JS layer makes to them. */
 function newHosts() {
-  return { all: [], readers: [], runtime: new Map(), executor: undefined, capabilityRetriever: undefined, knowledgeRetriever: undefined };
+  return { all: [], readers: [], runtime: new Map(), executor: undefined, embedder: undefined, capabilityRetriever: undefined, knowledgeRetriever: undefined };
 }
 
 /** Markers made by lexicalExecutor(): the engine runs that executor itself. */
@@ -87,11 +89,53 @@ function lexicalExecutor(options) {
   return marker;
 }
 
+/** The model package's folder as the engine takes it: `{ dir }`, or `{ package }` to install
+ *  (every match then fails CG_MODEL_UNAVAILABLE / check_config naming it). */
+function modelSpec() {
+  try {
+    return { dir: require('./model.cjs').resolveModel().dir };
+  } catch (error) {
+    if (error instanceof GraphError && error.code === 'CG_MODEL_UNAVAILABLE') return { package: error.details?.package ?? null };
+    throw error;
+  }
+}
+
+/** Markers made by semanticExecutor(), with the host embedder each was given (if any). */
+const SEMANTIC = new WeakMap();
+
+/** The semantic executor, for `executor` in the open config: the engine scores; vectors come
+ *  from `embedder` (a host embedder, called on this thread in batches) or the first-party
+ *  encoder of the optional model package. */
+function semanticExecutor(options) {
+  let embedder;
+  const wired = toWireJson(options === undefined ? null : options, (value, path) => {
+    if (path.length !== 1 || path[0] !== 'embedder') return undefined;
+    embedder = value;
+    return JSON.stringify({ [HOST_KEY]: 'embedder' });
+  });
+  const normalized = unwrap(call(native.semanticOptions, wired));
+  const marker = Object.freeze({ id: 'semantic', options: Object.freeze(normalized) });
+  SEMANTIC.set(marker, { embedder });
+  return marker;
+}
+
 function wireConfig(config, hosts) {
   return toWireJson(config, (value, path) => {
     if (!atHostSlot(path)) return undefined;
     if (path[0] === 'executor' && LEXICAL.has(value)) {
       return JSON.stringify({ [HOST_KEY]: 'lexical', options: value.options });
+    }
+    if (path[0] === 'executor' && SEMANTIC.has(value)) {
+      const { embedder } = SEMANTIC.get(value);
+      const wired = { [HOST_KEY]: 'semantic', options: value.options };
+      if (embedder === undefined) {
+        // The first-party encoder: the engine loads it from the model package's folder.
+        wired.model = modelSpec();
+      } else {
+        hosts.embedder = embedder;
+        wired.embedder = JSON.parse(describeHost(embedder, hosts.all));
+      }
+      return JSON.stringify(wired);
     }
     if (path[0] === 'readers') hosts.readers[path[1]] = value;
     if (['executor', 'capabilityRetriever', 'knowledgeRetriever'].includes(path[0])) hosts[path[0]] = value;
@@ -118,6 +162,18 @@ function thrownFields(error) {
 const TIMED_OUT = Symbol('timedOut');
 const CANCELLED = Symbol('cancelled');
 const CLOSED = Symbol('closed');
+
+/** What a host embedder gave for `texts`: its Float32Array, `null` when it threw, missed
+ *  `timeoutMs`, was cancelled or gave anything else (the engine judges its length and values),
+ *  or CLOSED after close(). */
+async function embedWith(embedder, texts, { timeoutMs, signal, active }) {
+  try {
+    const out = await bounded((own) => embedder.embed(texts, { signal: own }), { timeoutMs, signal, active });
+    return out instanceof Float32Array ? out : null;
+  } catch (error) {
+    return error === CLOSED ? CLOSED : null;
+  }
+}
 
 /**
  * Calls a host component with an AbortSignal of its own: `invoke(signal)`. Settles with its
@@ -689,6 +745,8 @@ class CapabilityGraph {
   #watching = new AbortController();
   /** The providers a watch asked to reload whose reload has not started yet. */
   #queued = new Set();
+  /** The host embedder's run over the batches the engine hands out, while one runs. */
+  #embedding = null;
 
   /** @internal Use `CapabilityGraph.open()`. */
   constructor(token, nativeGraph, hosts) {
@@ -704,6 +762,7 @@ class CapabilityGraph {
     if (typeof opened === 'string') unwrap(opened);
     const graph = new CapabilityGraph(CONSTRUCT, opened, hosts);
     graph.#watch();
+    graph.#embed();
     return graph;
   }
 
@@ -789,6 +848,35 @@ class CapabilityGraph {
     return this;
   }
 
+  /**
+   * Embeds, with the host's embedder, the capability texts the engine hands out, a batch at a
+   * time, each within `match.embedTimeoutMs`; the engine judges every answer. Stops when no
+   * batch is left, after a failed batch (the next match starts again) or at close(). Resolves
+   * when it stops; never rejects.
+   */
+  #embed() {
+    const embedder = this.#hosts.embedder;
+    if (embedder === undefined || this.#native.isClosed()) return Promise.resolve();
+    if (this.#embedding !== null) return this.#embedding;
+    const active = this.#active;
+    const run = async () => {
+      for (;;) {
+        if (active.closed) return;
+        const claimed = this.#native.claimEmbedBatch();
+        if (claimed == null) return;
+        const { batch, texts, timeoutMs } = JSON.parse(claimed);
+        const vectors = await embedWith(embedder, texts, { timeoutMs, active });
+        if (vectors === CLOSED || this.#native.putEmbedBatch(batch, vectors) != null) return;
+      }
+    };
+    this.#embedding = run()
+      .catch(() => {})
+      .finally(() => {
+        this.#embedding = null;
+      });
+    return this.#embedding;
+  }
+
   /** A facade bound to one provider: local capability IDs, no request scope. */
   forProvider(providerId) {
     if (!isGraph(this)) throw notAGraph('forProvider');
@@ -832,6 +920,8 @@ class CapabilityGraph {
     };
     runHosted = async (graph, verb, query, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
+      // A build whose last batch failed starts again before the match waits for it.
+      if (verb === 'match') graph.#embed();
       let signal;
       const args = toWireJson(
         query === undefined ? {} : query,
@@ -860,6 +950,23 @@ class CapabilityGraph {
           timeoutCode: 'CG_MODEL_TIMEOUT',
           answered: true,
         });
+      }
+      if (kind === 'semantic') {
+        const request = JSON.parse(started.request);
+        const active = graph.#active;
+        // The engine scores on the pool once every capability vector is built; with a host
+        // embedder the intent is embedded here first, within match.embedTimeoutMs.
+        return runHost(
+          started,
+          async (_, own) => {
+            if (request.embed === undefined) return call(() => started.run());
+            const vector = await embedWith(hosts.embedder, request.embed, { timeoutMs: request.timeoutMs, signal: own, active });
+            if (vector === CLOSED) throw CLOSED;
+            await graph.#embed();
+            return call(() => started.runWith(vector));
+          },
+          { signal, active, timeoutCode: 'CG_MODEL_TIMEOUT', answered: true },
+        );
       }
       if (kind === 'executor') {
         const executor = hosts.executor;
@@ -910,6 +1017,7 @@ class CapabilityGraph {
       : await readDatabases(chosen, this.#hosts, budgets, this.#active, call(() => this.#native.databaseReads(args, JSON.stringify(budgets))));
     const result = unwrap(await call(() => this.#native.reload(args, databases)));
     this.#report(result, trigger);
+    this.#embed();
     return result;
   }
 
@@ -1063,6 +1171,7 @@ module.exports = {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  semanticExecutor,
   internal,
   isGraph: (value) => isGraph(value),
   isBound: (value) => isBound(value),

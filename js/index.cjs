@@ -8,6 +8,7 @@ const {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  semanticExecutor,
 } = require('./graph.cjs');
 const { createToolAdapter } = require('./tools.cjs');
 const { codexExecutor } = require('./codex.cjs');
@@ -37,6 +38,7 @@ module.exports = {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  semanticExecutor,
   createToolAdapter,
   createMcpServer,
   createMcpHttpHandler,

@@ -12,6 +12,7 @@ export const {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  semanticExecutor,
   createToolAdapter,
   createMcpServer,
   createMcpHttpHandler,

@@ -7,7 +7,8 @@ use crate::hostcall::Started;
 use crate::ids::is_id;
 use crate::knowledge::body::ReadControl;
 use crate::knowledge::host::HostBodies;
-use crate::matching::{self, lexical_options, Executor};
+use crate::matching::semantic::{build::Model, Semantic};
+use crate::matching::{self, lexical_options, semantic_options, Executor};
 use crate::query::args::{invalid, Args};
 use crate::query::discovery::{catalog, details, members, neighbors, providers};
 use crate::query::resolution::{resolve, selection};
@@ -64,10 +65,14 @@ pub struct Engine {
     /// Whether the host registered knowledge readers (URL documents are references otherwise).
     has_readers: bool,
     executor: Option<Executor>,
+    /// The semantic executor's model and vector builds, when it is the executor.
+    semantic: Option<Arc<Semantic>>,
     backends: Backends,
     running: Arc<Running>,
     /// The state `close()` took, until [`Engine::release`] frees it.
     closing: Mutex<Option<Arc<StoreState>>>,
+    /// The last vectors file prepared for `capability-graph embed`.
+    vectors_out: Mutex<Vec<u8>>,
 }
 
 /// How many engine tasks made before `close()` are queued or running off the JS thread:
@@ -150,15 +155,43 @@ impl Engine {
             }
             source.provider_id = Some(id);
         }
-        let executor = match config.executor.take() {
-            None => None,
-            Some(ExecutorSpec::Lexical { options }) => Some(Executor::Lexical {
-                min_score: lexical_options(&options).map_err(|e| {
+        let mut model_dir = None;
+        let (executor, semantic) = match config.executor.take() {
+            None => (None, None),
+            Some(ExecutorSpec::Lexical { options }) => {
+                let min_score = lexical_options(&options).map_err(|e| {
                     let expected = e.details().and_then(|d| d.get("expected")?.as_str());
                     ConfigError::new("executor", expected.unwrap_or_default())
-                })?,
-            }),
-            Some(ExecutorSpec::Host(h)) => Some(Executor::Host { id: h.id }),
+                })?;
+                (Some(Executor::Lexical { min_score }), None)
+            }
+            Some(ExecutorSpec::Host(h)) => (Some(Executor::Host { id: h.id }), None),
+            Some(ExecutorSpec::Semantic {
+                options,
+                embedder,
+                model,
+            }) => {
+                let min_score = semantic_options(&options).map_err(|e| {
+                    let expected = e.details().and_then(|d| d.get("expected")?.as_str());
+                    ConfigError::new("executor", expected.unwrap_or_default())
+                })?;
+                let b = &config.budgets.matching;
+                let model = match (embedder, model) {
+                    (Some((host, dims)), _) => Model::Host { id: host.id, dims },
+                    (None, crate::config::ModelSpec::Dir(dir)) => {
+                        model_dir = Some(dir);
+                        Model::Loading
+                    }
+                    (None, crate::config::ModelSpec::Missing(package)) => {
+                        Model::Unavailable(matching::semantic::package_missing(&package))
+                    }
+                };
+                let semantic = Semantic::new(model, min_score, b);
+                (
+                    Some(Executor::Semantic { min_score }),
+                    Some(Arc::new(semantic)),
+                )
+            }
         };
         // A provider's ID may come from its definitions, so adapters are matched after loading.
         if let Some(i) = config
@@ -180,6 +213,7 @@ impl Engine {
         };
         let engine = Engine {
             executor,
+            semantic,
             backends,
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
@@ -187,17 +221,103 @@ impl Engine {
             has_readers: !config.readers.is_empty(),
             running: Arc::default(),
             closing: Mutex::default(),
+            vectors_out: Mutex::default(),
         };
         crate::memory::release_free_memory();
+        engine.load_encoder(model_dir);
         engine.index_in_background();
         Ok(engine)
+    }
+
+    /// Loads the first-party encoder on a thread of its own (open answers without waiting);
+    /// once loaded, the vectors of the current snapshots are built.
+    fn load_encoder(&self, dir: Option<std::path::PathBuf>) {
+        let (Some(semantic), Some(dir)) = (self.semantic.clone(), dir) else {
+            return;
+        };
+        let snapshots: Vec<_> = self.store.current_snapshots();
+        let known = self.store.snapshots();
+        let load = move || {
+            semantic.loaded(matching::semantic::load_encoder(&dir));
+            semantic.plan(&snapshots, &known);
+            if semantic.start_building() {
+                semantic.build_with_encoder();
+            }
+        };
+        let _ = std::thread::Builder::new()
+            .name("cg-encoder".into())
+            .spawn(load);
+    }
+
+    /// The vectors file of `provider`'s current snapshot, once built (waited for at most
+    /// `timeout_ms`): `{ file, count }`; its bytes wait in [`Engine::take_vectors_file`].
+    pub fn vectors_file(&self, provider: &str, timeout_ms: u64) -> Result<String> {
+        let semantic = self
+            .semantic
+            .as_ref()
+            .ok_or_else(|| GraphError::new(Code::ModelNotConfigured))?;
+        let state = self.store.pin()?;
+        let slots = state
+            .providers
+            .get(provider)
+            .ok_or_else(|| GraphError::new(Code::ProviderNotFound))?;
+        let s = &*slots.current;
+        self.build_with_encoder();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        semantic.wait(&[s], deadline)?;
+        let v = s
+            .semantic()
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        let bytes = matching::semantic::file::encode(s, v);
+        *self.vectors_out.lock().unwrap_or_else(|e| e.into_inner()) = bytes;
+        Ok(serde_json::json!({
+            "file": matching::semantic::file::file_name(&v.model),
+            "count": v.scales.len(),
+        })
+        .to_string())
+    }
+
+    pub fn take_vectors_file(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.vectors_out.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The semantic executor's state, for the binding (host embedder batches, stats).
+    pub fn semantic(&self) -> Option<&Arc<Semantic>> {
+        self.semantic.as_ref()
+    }
+
+    /// Plans the vector builds of the current snapshots and, with the first-party encoder,
+    /// builds them on a thread of the engine.
+    fn embed_in_background(&self) {
+        let Some(semantic) = self.semantic.clone() else {
+            return;
+        };
+        semantic.plan(&self.store.current_snapshots(), &self.store.snapshots());
+        self.build_with_encoder();
+    }
+
+    /// Builds what is planned with the first-party encoder, unless a thread already does.
+    pub fn build_with_encoder(&self) {
+        let Some(semantic) = self.semantic.clone() else {
+            return;
+        };
+        if semantic.start_building() {
+            let build = move || semantic.build_with_encoder();
+            let _ = std::thread::Builder::new()
+                .name("cg-vectors".into())
+                .spawn(build);
+        }
     }
 
     /// With the lexical executor configured, builds the index of every snapshot that lacks
     /// one on a thread of its own: open and reload answer without waiting for it, and the first
     /// `match` (which starts on the pool, see [`POOL_VERBS`]) waits for it there.
     fn index_in_background(&self) {
-        if !matches!(self.executor, Some(Executor::Lexical { .. })) {
+        self.embed_in_background();
+        if !matches!(
+            self.executor,
+            Some(Executor::Lexical { .. } | Executor::Semantic { .. })
+        ) {
             return;
         }
         let pending: Vec<_> = self
@@ -246,10 +366,13 @@ impl Engine {
                     "snapshotBytes": crate::snapshot::size::snapshot_bytes(&slots.current),
                     "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
                     "lexicalIndexBytes": slots.current.lexical_ready().then(|| slots.current.lexical().memory_bytes()),
+                    "vectorBytes": slots.current.semantic().map(|v| v.memory_bytes()),
+                    "vectorsFile": self.semantic.as_ref().and_then(|s| s.file_status(id)).map(|f| f.as_str()),
                 })
             })
             .collect();
-        Ok(serde_json::json!({ "providers": providers }).to_string())
+        let embedded = self.semantic.as_ref().map(|s| s.embedded());
+        Ok(serde_json::json!({ "providers": providers, "embedded": embedded }).to_string())
     }
 
     /// Which verbs served by a host component can answer a caller bound to `bound` (or not), as
@@ -390,7 +513,10 @@ impl Engine {
             .call(bound)
             .and_then(|call| crate::json::check_walked(args).map(|()| call));
         let started = match verb {
-            "match" => call.and_then(|call| matching::start(&call, args, self.executor.as_ref())),
+            "match" => call.and_then(|call| {
+                self.build_with_encoder();
+                matching::start(&call, args, self.executor.as_ref(), self.semantic.as_ref())
+            }),
             "retrieveCapabilities" => call.and_then(|call| backends::retrieve_start(&call, args)),
             "queryRuntime" => call.and_then(|call| backends::runtime_start(&call, args)),
             "queryKnowledge" => call
@@ -584,6 +710,9 @@ impl Engine {
     /// (`true`); otherwise [`Engine::release`] closes them once those tasks have finished on
     /// their pins (SPEC §6.5).
     pub fn close(&self) -> bool {
+        if let Some(semantic) = &self.semantic {
+            semantic.close();
+        }
         let Some(state) = self.store.close() else {
             return true;
         };

@@ -10,6 +10,9 @@ pub enum Host {
     Executor,
     /// The built-in lexical executor: the engine answers itself ([`HostCall::run`]).
     Lexical,
+    /// The semantic executor: the engine answers ([`HostCall::run`]) or, with a host embedder,
+    /// answers once the JS layer embedded the intent ([`HostCall::run_with`]).
+    Semantic,
     CapabilityRetriever,
     KnowledgeRetriever,
     /// The runtime adapter of this provider.
@@ -21,6 +24,7 @@ impl Host {
         match self {
             Host::Executor => "executor".into(),
             Host::Lexical => "lexical".into(),
+            Host::Semantic => "semantic".into(),
             Host::CapabilityRetriever => "capabilityRetriever".into(),
             Host::KnowledgeRetriever => "knowledgeRetriever".into(),
             Host::Runtime(p) => format!("runtime:{p}"),
@@ -41,6 +45,11 @@ pub trait HostCall: Send + Sync {
     }
     /// The answer of a call the engine serves itself (the lexical executor), off the JS thread.
     fn run(&self) -> Result<String> {
+        Err(GraphError::new(crate::error::Code::Internal))
+    }
+    /// The answer of a call the engine serves once the host embedded its text: the vector, or
+    /// `None` when the embedder's answer was no `Float32Array`.
+    fn run_with(&self, _vector: Option<&[f32]>) -> Result<String> {
         Err(GraphError::new(crate::error::Code::Internal))
     }
     /// Judges the component's answer (JSON) and returns the verb's result.

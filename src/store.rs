@@ -92,6 +92,13 @@ impl Store {
         self.state.write().unwrap_or_else(|e| e.into_inner()).take()
     }
 
+    /// The current snapshot of each provider.
+    pub fn current_snapshots(&self) -> Vec<Arc<ProviderSnapshot>> {
+        self.pin()
+            .map(|s| s.providers.values().map(|p| p.current.clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// Every snapshot the current state serves: current and previous of each provider.
     pub fn snapshots(&self) -> Vec<Arc<ProviderSnapshot>> {
         self.pin().map(|s| s.snapshots()).unwrap_or_default()

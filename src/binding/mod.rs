@@ -5,7 +5,7 @@
 
 use crate::engine::Engine;
 use crate::error::{catalog_json, guarded, Code, GraphError, Result};
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float32Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -85,6 +85,16 @@ pub fn lexical_options(options: String) -> String {
     }))
 }
 
+/// Validates `semanticExecutor(options)`; returns the options as the engine will use them.
+#[napi]
+pub fn semantic_options(options: String) -> String {
+    outcome(guarded(|| {
+        let v: serde_json::Value = serde_json::from_str(&options).unwrap_or_default();
+        crate::matching::semantic_options(&v)
+            .map(|min| serde_json::json!({ "minScore": min }).to_string())
+    }))
+}
+
 /// Validates `codexExecutor(options)`; returns the options as the executor uses them.
 #[napi]
 pub fn codex_options(options: String) -> String {
@@ -141,6 +151,15 @@ impl NativeHostCall {
     pub fn run(&self) -> AsyncTask<PoolTask> {
         let call = self.call.clone();
         PoolTask::run(move || call.run())
+    }
+
+    /// The answer of a semantic `match` once the host's embedder gave the intent's vector
+    /// (`null` when it gave no `Float32Array`), on the pool.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn run_with(&self, vector: Option<Float32Array>) -> AsyncTask<PoolTask> {
+        let call = self.call.clone();
+        let vector: Option<Vec<f32>> = vector.map(|v| v.to_vec());
+        PoolTask::run(move || call.run_with(vector.as_deref()))
     }
 
     /// Judges the component's answer (JSON); returns the result or an error string.
@@ -632,6 +651,49 @@ fn owned(bodies: Option<Vec<Buffer>>) -> Vec<Option<Vec<u8>>> {
 
 #[napi]
 impl NativeGraph {
+    /// The next batch of capability texts the host's embedder should embed, as JSON
+    /// `{ batch, texts }`, or `null` when none is waiting.
+    #[napi]
+    pub fn claim_embed_batch(&self) -> Option<String> {
+        let semantic = self.engine.semantic()?;
+        let batch = semantic.claim()?;
+        Some(
+            serde_json::json!({
+                "batch": batch.id,
+                "texts": batch.texts,
+                "timeoutMs": semantic.embed_timeout_ms,
+            })
+            .to_string(),
+        )
+    }
+
+    /// What the host's embedder gave for batch `batch`: its vectors, or `null` when it threw,
+    /// missed its deadline or gave no `Float32Array`. `null` when kept, else the error string
+    /// the failed build reports.
+    #[napi]
+    pub fn put_embed_batch(&self, batch: f64, vectors: Option<Float32Array>) -> Option<String> {
+        let semantic = self.engine.semantic()?;
+        match semantic.put(batch as u64, vectors.as_deref()) {
+            Ok(()) => None,
+            Err(e) => Some(outcome(Err(e.with_phase(crate::error::Phase::Match)))),
+        }
+    }
+
+    /// The vectors file of a provider's current snapshot (see `matching::semantic::file`),
+    /// once its vectors are built, waited for at most `timeout_ms`: JSON `{ file, count }`
+    /// then the bytes are in `takeVectorsFile()`; or an error string.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn vectors_file(&self, provider_id: String, timeout_ms: u32) -> AsyncTask<PoolTask> {
+        let engine = self.engine.clone();
+        PoolTask::run(move || engine.vectors_file(&provider_id, u64::from(timeout_ms)))
+    }
+
+    /// The bytes of the vectors file `vectorsFile` last prepared.
+    #[napi]
+    pub fn take_vectors_file(&self) -> Buffer {
+        self.engine.take_vectors_file().into()
+    }
+
     /// Checks the JSON of a provider ID for `forProvider`; returns the ID as JSON or an error.
     #[napi]
     pub fn check_bound(&self, provider_id: String) -> String {

@@ -80,6 +80,8 @@ budgets! {
         max_catalog_bytes "maxCatalogBytes" = 262_144, max_intent_bytes "maxIntentBytes" = 4_096,
         default_limit "defaultLimit" = 5, max_limit "maxLimit" = 20, timeout_ms "timeoutMs" = 60_000,
         max_timeout_ms "maxTimeoutMs" = 600_000, max_output_bytes "maxOutputBytes" = 65_536,
+        embed_timeout_ms "embedTimeoutMs" = 30_000, embed_batch_size "embedBatchSize" = 32,
+        max_embed_text_bytes "maxEmbedTextBytes" = 2_048,
     }
     export "export" Export { max_nodes "maxNodes" = 10_000 }
     database "database" Database {
@@ -104,6 +106,9 @@ fn ceiling(group: &str, field: &str) -> u64 {
         ("database", "maxBytes") => 1 << 36,
         ("database", "maxRecords") => 100_000_000,
         ("export", "maxNodes") => 10_000_000,
+        // A host embedder's answer for one batch is one Float32Array of batch × dimensions.
+        ("match", "embedBatchSize") => 1_024,
+        ("match", "maxEmbedTextBytes") => 65_536,
         (_, f) if f.ends_with("imeoutMs") => MAX_TIMER_MS,
         (_, f) if f.ends_with("Bytes") => MAX_ANSWER_BYTES,
         _ => MAX_COUNT,

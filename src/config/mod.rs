@@ -62,7 +62,23 @@ pub enum ExecutorSpec {
     Lexical {
         options: Value,
     },
+    /// The semantic executor: its options, the host embedder and its dimensions (if any), and
+    /// where the first-party encoder's files are.
+    Semantic {
+        options: Value,
+        embedder: Option<(HostRef, usize)>,
+        model: ModelSpec,
+    },
     Host(HostRef),
+}
+
+/// The first-party encoder's package as the JS layer resolved it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelSpec {
+    /// The package's folder.
+    Dir(PathBuf),
+    /// Not installed: the package to install.
+    Missing(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -228,8 +244,54 @@ fn executor(v: &Value) -> Result<ExecutorSpec> {
                 options: m.get("options").cloned().unwrap_or(Value::Null),
             });
         }
+        if m.get(HOST_KEY).and_then(Value::as_str) == Some("semantic") {
+            return semantic_executor(m);
+        }
     }
     Ok(ExecutorSpec::Host(host(v, "executor", &["match"])?.0))
+}
+
+fn semantic_executor(m: &Map<String, Value>) -> Result<ExecutorSpec> {
+    let embedder = match m.get("embedder") {
+        None => None,
+        Some(e) => {
+            let (h, _) = host(e, "executor.embedder", &["embed"])?;
+            if !crate::matching::semantic::file::is_model_id(&h.id) {
+                return Err(ConfigError::new(
+                    "executor.embedder.id",
+                    "model ID: letters, digits, '.', '_' or '-', at most 128 bytes",
+                ));
+            }
+            let dims = e
+                .get("dimensions")
+                .and_then(Value::as_u64)
+                .filter(|d| (1..=crate::matching::semantic::MAX_DIMENSIONS).contains(d))
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        "executor.embedder.dimensions",
+                        &format!(
+                            "integer from 1 to {}",
+                            crate::matching::semantic::MAX_DIMENSIONS
+                        ),
+                    )
+                })?;
+            Some((h, dims as usize))
+        }
+    };
+    let model = m.get("model");
+    let model = match (
+        model.and_then(|v| v.get("dir")).and_then(Value::as_str),
+        model.and_then(|v| v.get("package")).and_then(Value::as_str),
+    ) {
+        (Some(dir), _) => ModelSpec::Dir(PathBuf::from(dir)),
+        (None, Some(package)) => ModelSpec::Missing(package.to_owned()),
+        (None, None) => ModelSpec::Missing(crate::matching::semantic::MODEL_PACKAGE.to_owned()),
+    };
+    Ok(ExecutorSpec::Semantic {
+        options: m.get("options").cloned().unwrap_or(Value::Null),
+        embedder,
+        model,
+    })
 }
 
 fn knowledge_roots(v: Option<&Value>, path: &str) -> Result<Vec<(String, KnowledgeRootSpec)>> {

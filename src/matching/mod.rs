@@ -3,6 +3,7 @@
 //! resolution of what the matches require.
 
 pub mod lexical;
+pub mod semantic;
 
 use crate::config::{Budgets, ConfigError};
 use crate::error::{
@@ -27,6 +28,11 @@ pub enum Executor {
     Lexical {
         min_score: f64,
     },
+    /// The semantic executor; its vectors and model live in the engine's
+    /// [`semantic::Semantic`].
+    Semantic {
+        min_score: f64,
+    },
     /// A host object the JS layer calls; `id` is what it calls itself.
     Host {
         id: String,
@@ -46,6 +52,33 @@ pub fn lexical_options(options: &Value) -> Result<f64> {
     }
     match map.get("minScore") {
         None => Ok(lexical::DEFAULT_MIN_SCORE),
+        Some(v) => v
+            .as_f64()
+            .filter(|x| (0.0..=1.0).contains(x))
+            .ok_or_else(|| bad("minScore", "number from 0 to 1")),
+    }
+}
+
+/// `semanticExecutor(options)`: `{ minScore?, embedder? }`, `minScore` a number in 0..=1 (the
+/// embedder is checked where the graph opens, like every host component).
+pub fn semantic_options(options: &Value) -> Result<f64> {
+    let bad = |path: &str, expected: &str| GraphError::from(ConfigError::new(path, expected));
+    let map = match options {
+        Value::Null => return Ok(semantic::DEFAULT_MIN_SCORE),
+        Value::Object(m) if !is_non_json_marker(options) => m,
+        _ => return Err(bad("$", "object")),
+    };
+    if let Some(k) = map.keys().find(|k| *k != "minScore" && *k != "embedder") {
+        return Err(bad(k, "one of: minScore, embedder"));
+    }
+    // The JS layer keeps the embedder object and leaves a marker where it was.
+    if let Some(e) = map.get("embedder") {
+        if e.get(crate::config::HOST_KEY).and_then(Value::as_str) != Some("embedder") {
+            return Err(bad("embedder", "object with id, dimensions and embed"));
+        }
+    }
+    match map.get("minScore") {
+        None => Ok(semantic::DEFAULT_MIN_SCORE),
         Some(v) => v
             .as_f64()
             .filter(|x| (0.0..=1.0).contains(x))
@@ -159,6 +192,15 @@ pub struct Session {
     /// The built-in lexical executor's part: the engine ranks, off the JS thread ([`HostCall::run`]),
     /// while the JS layer holds the call to the same deadline, signal and close as a host's.
     lexical: Option<LexicalAsk>,
+    /// The semantic executor's part: like the lexical one, served by the engine; with a host
+    /// embedder the JS layer embeds the intent first ([`HostCall::run_with`]).
+    semantic: Option<SemanticAsk>,
+}
+
+struct SemanticAsk {
+    intent: String,
+    engine: std::sync::Arc<semantic::Semantic>,
+    deadline: std::time::Instant,
 }
 
 struct LexicalAsk {
@@ -192,7 +234,12 @@ fn now_ms() -> u64 {
 
 /// Validates the call, builds the authorized catalog and either answers (empty catalog,
 /// lexical executor) or prepares the request for the host's executor.
-pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Started> {
+pub fn start(
+    call: &Call,
+    json: &str,
+    executor: Option<&Executor>,
+    semantic_engine: Option<&std::sync::Arc<semantic::Semantic>>,
+) -> Result<Started> {
     let args = Args::parse(json, &KEYS)?;
     let req = request(&args, call.budgets)?;
     let executor = executor.ok_or_else(|| GraphError::new(Code::ModelNotConfigured))?;
@@ -200,6 +247,7 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
     let count: usize = view.served.iter().map(|(s, _)| s.capabilities.len()).sum();
     let executor_id = match executor {
         Executor::Lexical { .. } => "lexical".to_owned(),
+        Executor::Semantic { .. } => "semantic".to_owned(),
         Executor::Host { id } => id.clone(),
     };
     let mut session = Session {
@@ -212,6 +260,7 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
         budgets: call.budgets.resolve.clone(),
         executor_id,
         lexical: None,
+        semantic: None,
     };
     if count == 0 {
         return Ok(Started::Done(session.answer("empty", &[])?));
@@ -223,6 +272,29 @@ pub fn start(call: &Call, json: &str, executor: Option<&Executor>) -> Result<Sta
             session.lexical = Some(LexicalAsk {
                 intent: req.intent,
                 min_score: *min_score,
+            });
+            Ok(Started::Ask(Box::new(session)))
+        }
+        Executor::Semantic { .. } => {
+            let engine = semantic_engine.ok_or_else(|| GraphError::new(Code::Internal))?;
+            // A snapshot served that has no build yet (an earlier revision asked for) gets one.
+            let served: Vec<std::sync::Arc<crate::snapshot::ProviderSnapshot>> =
+                session.view.served.iter().map(|(s, _)| s.clone()).collect();
+            if served.iter().any(|s| s.semantic().is_none()) {
+                engine.plan(&served, &call.state.snapshots());
+            }
+            let intent = semantic::cut(&req.intent, engine.max_text_bytes()).to_owned();
+            session.request = if engine.is_host() {
+                serde_json::json!({ "embed": [intent], "timeoutMs": engine.embed_timeout_ms })
+                    .to_string()
+            } else {
+                "{}".to_owned()
+            };
+            session.semantic = Some(SemanticAsk {
+                intent: req.intent,
+                engine: engine.clone(),
+                deadline: std::time::Instant::now()
+                    + std::time::Duration::from_millis(req.timeout_ms),
             });
             Ok(Started::Ask(Box::new(session)))
         }
@@ -370,6 +442,38 @@ impl Session {
         self.answer(status, &selections)
     }
 
+    /// The semantic executor's answer for the intent's vector `query`, once the vectors of
+    /// every snapshot served are built (waited for within the call's deadline).
+    fn semantic_ranked(&self, ask: &SemanticAsk, query: &[f32]) -> Result<String> {
+        let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
+            self.view.served.iter().map(|(s, _)| &**s).collect();
+        ask.engine.wait(&snapshots, ask.deadline)?;
+        let vectors = semantic::ready(&snapshots).ok_or_else(|| GraphError::new(Code::Internal))?;
+        let ranked = semantic::rank(
+            &snapshots,
+            &vectors,
+            &ask.intent,
+            query,
+            self.limit as usize,
+            ask.engine.min_score,
+        )
+        .ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
+        let selections: Vec<Selection> = ranked
+            .into_iter()
+            .map(|r| Selection {
+                node: (r.provider, r.node),
+                reason: Some(r.reason),
+                confidence: Some((r.confidence * 1000.0).round() / 1000.0),
+            })
+            .collect();
+        let status = if selections.is_empty() {
+            "no_match"
+        } else {
+            "matched"
+        };
+        self.answer(status, &selections)
+    }
+
     fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
         let too_large =
             |limit: u64| GraphError::new(Code::ModelOutputTooLarge).detail("limit", limit);
@@ -463,17 +567,47 @@ impl HostCall for Session {
     fn host(&self) -> Host {
         if self.lexical.is_some() {
             Host::Lexical
+        } else if self.semantic.is_some() {
+            Host::Semantic
         } else {
             Host::Executor
         }
     }
 
     fn run(&self) -> Result<String> {
+        if let Some(ask) = &self.semantic {
+            // The first-party encoder embeds the intent here, off the JS thread.
+            let run = || {
+                let encoder = ask.engine.encoder(ask.deadline)?;
+                let text = semantic::cut(&ask.intent, ask.engine.max_text_bytes());
+                let closed = || ask.engine.is_closed();
+                let query = encoder
+                    .embed(&[text], 1, &closed)
+                    .ok_or_else(|| semantic::build::unavailable("encoder_failed"))?;
+                ask.engine.count_intent();
+                self.semantic_ranked(ask, &query)
+            };
+            return run().map_err(|e| e.in_verb(Phase::Match));
+        }
         let ask = self
             .lexical
             .as_ref()
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         self.ranked(ask).map_err(|e| e.in_verb(Phase::Match))
+    }
+
+    fn run_with(&self, query: Option<&[f32]>) -> Result<String> {
+        let ask = self
+            .semantic
+            .as_ref()
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        let run = || {
+            let query =
+                query.ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
+            ask.engine.count_intent();
+            self.semantic_ranked(ask, query)
+        };
+        run().map_err(|e| e.in_verb(Phase::Match))
     }
 
     fn request(&self) -> &str {

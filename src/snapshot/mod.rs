@@ -284,6 +284,8 @@ pub struct ProviderSnapshot {
     pub kept: std::sync::Mutex<Option<std::sync::Arc<crate::sources::database::KeptRecords>>>,
     /// The lexical executor's index, built on first use.
     lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
+    /// The semantic executor's capability vectors, once built.
+    semantic: std::sync::OnceLock<crate::matching::semantic::Vectors>,
 }
 
 impl ProviderSnapshot {
@@ -328,6 +330,7 @@ impl ProviderSnapshot {
             source: None,
             kept: std::sync::Mutex::new(None),
             lexical: std::sync::OnceLock::new(),
+            semantic: std::sync::OnceLock::new(),
         }
     }
 
@@ -362,6 +365,16 @@ impl ProviderSnapshot {
     pub fn lexical(&self) -> &crate::matching::lexical::LexicalIndex {
         self.lexical
             .get_or_init(|| crate::matching::lexical::LexicalIndex::build(self))
+    }
+
+    /// The capability vectors of the semantic executor, once built (see
+    /// [`crate::matching::semantic::Semantic`]).
+    pub fn semantic(&self) -> Option<&crate::matching::semantic::Vectors> {
+        self.semantic.get()
+    }
+
+    pub fn set_semantic(&self, vectors: crate::matching::semantic::Vectors) {
+        let _ = self.semantic.set(vectors);
     }
 
     pub fn provider_id(&self) -> &str {

@@ -16,6 +16,7 @@ use crate::snapshot::ProviderSnapshot;
 use index::Postings;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+pub(crate) use tokenize::is_cjk;
 use tokenize::{is_cjk_bigram, is_cjk_term};
 
 /// Default `minScore`: the confidence a capability needs to be selected.
@@ -236,6 +237,13 @@ fn provider_scales(indexes: &[&LexicalIndex], total_docs: usize) -> Vec<f64> {
 /// BM25's inverse document frequency of a term in `df` of `n` capabilities.
 fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+impl Ranked {
+    /// Whether the request names it by its dotted ID.
+    pub fn by_id(&self) -> bool {
+        self.by_id
+    }
 }
 
 /// The weight of request words a candidate must cover to be fully confident: the whole request,

@@ -15,7 +15,7 @@ const CJK_STOP: &[char] = &[
     '的', '了', '和', '是', '在', '把', '给', '我', '要', '个', '一', '吗', '呢', '请', '帮',
 ];
 
-pub(super) fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0x20000..=0x2FA1F)
 }

@@ -1,0 +1,248 @@
+// The semantic executor with a host embedder: the embedder contract and its bounds, the
+// background build of capability vectors (waits, deadlines, close), fusion with the lexical
+// evidence, the cache across reloads, and the first-party encoder's missing package.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { CapabilityGraph, GraphError, lexicalExecutor, semanticExecutor } from '@devcodex/capability-graph';
+import { cap, inline, rejectsWith } from './helpers.mjs';
+
+/** Words that mean the same thing share one dimension: a tiny stand-in for a sentence encoder. */
+const CONCEPTS = [
+  ['refund', 'refunds', 'returns', 'reimburse', 'reimbursement'],
+  ['customer', 'customers', 'purchaser', 'buyer', 'client'],
+  ['invoice', 'invoices', 'bill', 'billing'],
+  ['region', 'frankfurt', 'virginia', 'datacenter'],
+];
+const STOP = new Set(['the', 'and', 'for', 'with', 'what', 'they', 'from', 'after', 'that', 'this', 'their']);
+
+function wordsEmbedder({ id = 'words-test', dimensions = 32, embed } = {}) {
+  const calls = [];
+  const vectorOf = (text, out, at) => {
+    for (const w of text.toLowerCase().split(/[^a-z0-9]+/)) {
+      if (w.length < 3 || STOP.has(w)) continue;
+      const concept = CONCEPTS.findIndex((c) => c.includes(w));
+      let k = concept;
+      if (k < 0) k = CONCEPTS.length + ([...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % (dimensions - CONCEPTS.length));
+      out[at + k] += 1;
+    }
+    out[at + dimensions - 1] += 0.01;
+  };
+  const plain = (texts) => {
+    const out = new Float32Array(texts.length * dimensions);
+    texts.forEach((t, i) => vectorOf(t, out, i * dimensions));
+    return out;
+  };
+  return {
+    id,
+    dimensions,
+    calls,
+    embed(texts, options) {
+      calls.push(texts);
+      return embed ? embed(texts, options, plain) : plain(texts);
+    },
+  };
+}
+
+const billing = (extra = []) =>
+  inline('acme', [
+    cap('billing.invoices', {
+      name: 'Invoices',
+      description: 'Issues invoices with line items and tax.',
+      whenToUse: 'Send a customer a bill for what they bought.',
+    }),
+    cap('billing.refunds', {
+      name: 'Refunds',
+      description: 'Returns a payment to a customer.',
+      whenToUse: 'Give money back after a cancellation.',
+    }),
+    cap('client.config', {
+      name: 'Client configuration',
+      description: 'Settings of the SDK client: endpoint region, retries and timeouts.',
+      whenToUse: 'Change where or how the client connects.',
+    }),
+    ...extra,
+  ]);
+
+const open = (embedder, options = {}, budgets) =>
+  CapabilityGraph.open({ providers: [billing()], executor: semanticExecutor({ embedder, ...options }), ...(budgets ? { budgets } : {}) });
+
+const texts = (embedder) => embedder.calls.flat();
+
+test('a paraphrase that shares no word with a capability is found through the host embedder', async () => {
+  const lexical = await CapabilityGraph.open({ providers: [billing()], executor: lexicalExecutor() });
+  const intent = 'reimburse the purchaser';
+  assert.equal((await lexical.match({ intent })).status, 'no_match');
+  await lexical.close();
+
+  const embedder = wordsEmbedder();
+  const g = await open(embedder);
+  const r = await g.match({ intent });
+  assert.equal(r.status, 'matched');
+  assert.equal(r.matches[0].qualifiedId, 'acme::billing.refunds');
+  assert.equal(r.meta.executor.id, 'semantic');
+  for (const m of r.matches) {
+    assert.ok(m.confidence > 0 && m.confidence <= 1);
+    assert.ok(Buffer.byteLength(m.reason) <= 256);
+    assert.match(m.reason, /^close in meaning to "/);
+  }
+  assert.match(r.matches[0].reason, /Returns a payment to a customer/);
+  assert.deepEqual(r.resolution.requested.map((x) => x.qualifiedId ?? x.id?.capabilityId).length, r.matches.length);
+  // Capability texts: name, ID words, description, whenToUse (never a document body); one
+  // intent per call.
+  const all = texts(embedder);
+  assert.ok(all.some((t) => t.startsWith('Refunds. billing refunds. Returns a payment to a customer.')), JSON.stringify(all));
+  assert.deepEqual(embedder.calls.at(-1), [intent]);
+  await g.close();
+});
+
+test('a named ID stays decisive, unrelated requests are no_match, minScore is overridable', async () => {
+  const g = await open(wordsEmbedder());
+  const named = await g.match({ intent: 'use client.config for this' });
+  assert.equal(named.matches[0].qualifiedId, 'acme::client.config');
+  assert.equal(named.matches[0].confidence, 1);
+  assert.equal((await g.match({ intent: 'bake sourdough bread at home' })).status, 'no_match');
+  await g.close();
+  const strict = await open(wordsEmbedder(), { minScore: 1 });
+  assert.equal((await strict.match({ intent: 'reimburse the purchaser' })).status, 'no_match');
+  await strict.close();
+});
+
+test('semanticExecutor options and the embedder are checked like every host component', async () => {
+  for (const bad of [{ minScore: 2 }, { other: 1 }, [], { embedder: null }, { embedder: 'e' }]) {
+    assert.throws(() => semanticExecutor(bad), (e) => e instanceof GraphError && e.code === 'CG_CONFIG_INVALID');
+  }
+  const cases = [
+    [{ id: 'e', dimensions: 8 }, 'executor.embedder.embed'],
+    [{ id: '', dimensions: 8, embed() {} }, 'executor.embedder.id'],
+    [{ id: '../x', dimensions: 8, embed() {} }, 'executor.embedder.id'],
+    [{ id: 'e', embed() {} }, 'executor.embedder.dimensions'],
+    [{ id: 'e', dimensions: 0, embed() {} }, 'executor.embedder.dimensions'],
+    [{ id: 'e', dimensions: 5000, embed() {} }, 'executor.embedder.dimensions'],
+  ];
+  for (const [embedder, path] of cases) {
+    await rejectsWith(open(embedder), 'CG_CONFIG_INVALID', 'config', 'check_config', { path });
+  }
+});
+
+test('budgets.match embed bounds have defaults and ceilings, and bound what the embedder sees', async () => {
+  for (const [field, value] of [['embedBatchSize', 1025], ['maxEmbedTextBytes', 65_537], ['embedTimeoutMs', 2 ** 31], ['embedBatchSize', 0]]) {
+    await rejectsWith(open(wordsEmbedder(), {}, { match: { [field]: value } }), 'CG_CONFIG_INVALID', 'config', 'check_config', { path: `budgets.match.${field}` });
+  }
+  const embedder = wordsEmbedder();
+  const g = await open(embedder, {}, { match: { embedBatchSize: 2, maxEmbedTextBytes: 40 } });
+  await g.match({ intent: 'reimburse the purchaser of the goods, right away, as soon as possible' });
+  assert.ok(embedder.calls.every((batch) => batch.length <= 2), JSON.stringify(embedder.calls));
+  assert.ok(texts(embedder).every((t) => Buffer.byteLength(t) <= 40), JSON.stringify(embedder.calls));
+  await g.close();
+});
+
+const failures = {
+  throws: () => {
+    throw new Error('secret /home/me/key.pem refused');
+  },
+  rejects: () => Promise.reject(Object.assign(new Error('/etc/secret'), { code: 'CG_INTERNAL' })),
+  'wrong length': (texts) => new Float32Array(texts.length * 32 + 1),
+  NaN: (texts) => new Float32Array(texts.length * 32).fill(Number.NaN),
+  zero: (texts) => new Float32Array(texts.length * 32),
+  array: (texts) => Array.from({ length: texts.length * 32 }, () => 1),
+  'never answers': () => new Promise(() => {}),
+};
+
+test('a failing embedder building vectors fails the match CG_MODEL_UNAVAILABLE / retry, then recovers', async () => {
+  for (const [name, fail] of Object.entries(failures)) {
+    let broken = true;
+    const embedder = wordsEmbedder({ embed: (texts, o, plain) => (broken ? fail(texts) : plain(texts)) });
+    const g = await open(embedder, {}, { match: { embedTimeoutMs: 50 } });
+    const e = await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'retry');
+    assert.doesNotMatch(JSON.stringify(e.toJSON()) + e.message, /secret|\/etc|\/home/, name);
+    broken = false;
+    const r = await g.match({ intent: 'reimburse the purchaser' });
+    assert.equal(r.matches[0].qualifiedId, 'acme::billing.refunds', name);
+    await g.close();
+  }
+});
+
+test('a failing embedder for the intent fails that match CG_MODEL_UNAVAILABLE / retry', async () => {
+  for (const [name, fail] of Object.entries(failures)) {
+    const embedder = wordsEmbedder({ embed: (texts, o, plain) => (texts.length === 1 && texts[0].startsWith('reimburse') ? fail(texts) : plain(texts)) });
+    const g = await open(embedder, {}, { match: { embedTimeoutMs: 50 } });
+    const e = await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'retry');
+    assert.doesNotMatch(JSON.stringify(e.toJSON()) + e.message, /secret|\/etc|\/home/, name);
+    assert.equal((await g.match({ intent: 'a bill for the buyer' })).matches[0].qualifiedId, 'acme::billing.invoices', name);
+    await g.close();
+  }
+});
+
+/** An embedder whose capability batches wait until released. */
+function heldEmbedder() {
+  let release;
+  const released = new Promise((r) => {
+    release = r;
+  });
+  const signals = [];
+  const embedder = wordsEmbedder({
+    embed: async (texts, { signal }, plain) => {
+      if (texts.length > 1) {
+        signals.push(signal);
+        await released;
+      }
+      return plain(texts);
+    },
+  });
+  return { embedder, release, signals };
+}
+
+test('a match before the vectors are built waits within its deadline: CG_MODEL_TIMEOUT past it', async () => {
+  const { embedder, release } = heldEmbedder();
+  const g = await open(embedder);
+  await rejectsWith(g.match({ intent: 'reimburse the purchaser', timeoutMs: 100 }), 'CG_MODEL_TIMEOUT', 'match', 'retry');
+  const waiting = g.match({ intent: 'reimburse the purchaser' });
+  release();
+  assert.equal((await waiting).matches[0].qualifiedId, 'acme::billing.refunds');
+  // Other verbs never wait for the build.
+  assert.equal((await g.getCapabilities(['acme::billing.refunds'])).results[0].ok, true);
+  await g.close();
+});
+
+test('close() stops the build: the waiting match rejects CG_GRAPH_CLOSED and the embedder is aborted', async () => {
+  const { embedder, signals } = heldEmbedder();
+  const g = await open(embedder);
+  const waiting = g.match({ intent: 'reimburse the purchaser' });
+  while (signals.length === 0) await new Promise((r) => setImmediate(r));
+  await g.close();
+  await rejectsWith(waiting, 'CG_GRAPH_CLOSED', 'lifecycle', undefined);
+  assert.equal(signals[0].aborted, true);
+  const calls = embedder.calls.length;
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(embedder.calls.length, calls);
+});
+
+test('a reload embeds only the capabilities whose text changed', async () => {
+  const embedder = wordsEmbedder();
+  const g = await CapabilityGraph.open({ providers: [billing()], executor: semanticExecutor({ embedder }) });
+  await g.match({ intent: 'reimburse the purchaser' });
+  const before = texts(embedder).length;
+  assert.equal(before, 3 + 1);
+  const changed = billing([cap('billing.disputes', { name: 'Disputes', description: 'A customer contests a charge.', whenToUse: 'A chargeback arrived.' })]);
+  await g.reload({ providerId: 'acme', definitions: { acme: changed.definition } });
+  const r = await g.match({ intent: 'reimburse the purchaser' });
+  assert.equal(r.matches[0].qualifiedId, 'acme::billing.refunds');
+  const after = texts(embedder).slice(before);
+  assert.deepEqual(after.filter((t) => t !== 'reimburse the purchaser'), ['Disputes. billing disputes. A customer contests a charge. A chargeback arrived.']);
+  // Unchanged: nothing embedded but the intent.
+  await g.reload({ providerId: 'acme', definitions: { acme: changed.definition } });
+  const n = texts(embedder).length;
+  await g.match({ intent: 'reimburse the purchaser' });
+  assert.equal(texts(embedder).length, n + 1);
+  await g.close();
+});
+
+test('without an embedder, the first-party encoder is used; missing its package the match says which to install', async () => {
+  const g = await CapabilityGraph.open({ providers: [billing()], executor: semanticExecutor() });
+  await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'check_config', {
+    package: '@devcodex/capability-graph-minilm',
+  });
+  // Every other verb works.
+  assert.equal((await g.getCapabilities(['acme::billing.refunds'])).results[0].ok, true);
+  await g.close();
+});

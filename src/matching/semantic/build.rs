@@ -1,0 +1,436 @@
+//! Building the capability vectors of each snapshot, once, in batches: the engine hands a
+//! batch out ([`Semantic::claim`]), an encoder or the host's embedder embeds it, and the
+//! engine judges and keeps what came back ([`Semantic::put`]). A text whose hash a vector of
+//! an earlier snapshot of the provider (or its vectors file) already has is never embedded again.
+
+use super::{capability_text, quantise, text_hash, Embed, TextHash, Vectors};
+use crate::error::{Code, GraphError, NextAction, Result};
+use crate::snapshot::ProviderSnapshot;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// Where vectors come from.
+pub enum Model {
+    /// A host embedder: the JS layer embeds each batch on its thread.
+    Host {
+        id: String,
+        dims: usize,
+    },
+    /// The first-party encoder, still loading.
+    Loading,
+    Builtin(Arc<dyn Embed>),
+    /// The first-party encoder cannot be used (its package is missing or broken).
+    Unavailable(GraphError),
+}
+
+struct Job {
+    snapshot: Arc<ProviderSnapshot>,
+    hashes: Vec<TextHash>,
+    data: Vec<i8>,
+    scales: Vec<f32>,
+    /// Rows not handed out yet.
+    missing: Vec<u32>,
+    /// Rows without a vector yet (handed out or not).
+    left: usize,
+    /// Why the last batch failed; cleared when the next is handed out.
+    failed: Option<GraphError>,
+}
+
+/// Texts to embed, handed out under an ID the answer comes back with.
+pub struct Batch {
+    pub id: u64,
+    pub texts: Vec<String>,
+}
+
+struct State {
+    model: Model,
+    jobs: Vec<Job>,
+    /// Batches handed out: their snapshot and rows.
+    out: HashMap<u64, (Arc<ProviderSnapshot>, Vec<u32>)>,
+    next_id: u64,
+    /// Texts embedded so far (capabilities and intents), for tests and the bench.
+    embedded: u64,
+    /// A thread of the engine builds with the first-party encoder.
+    building: bool,
+    /// What became of each provider's vectors file, last time it was looked for.
+    files: HashMap<String, super::file::FileStatus>,
+}
+
+/// The semantic executor of one graph.
+pub struct Semantic {
+    pub min_score: f64,
+    /// How long the host's embedder may take for one batch (`match.embedTimeoutMs`).
+    pub embed_timeout_ms: u64,
+    batch_size: usize,
+    max_text_bytes: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+    closed: AtomicBool,
+}
+
+pub fn unavailable(reason: &str) -> GraphError {
+    GraphError::new(Code::ModelUnavailable)
+        .with_action(NextAction::Retry)
+        .detail("reason", reason)
+}
+
+impl Semantic {
+    pub fn new(model: Model, min_score: f64, budgets: &crate::config::budgets::Match) -> Semantic {
+        let (batch_size, max_text_bytes) = (budgets.embed_batch_size, budgets.max_embed_text_bytes);
+        Semantic {
+            min_score,
+            embed_timeout_ms: budgets.embed_timeout_ms,
+            batch_size: batch_size.max(1) as usize,
+            max_text_bytes: max_text_bytes.max(1) as usize,
+            state: Mutex::new(State {
+                model,
+                jobs: Vec::new(),
+                out: HashMap::new(),
+                next_id: 1,
+                embedded: 0,
+                building: false,
+                files: HashMap::new(),
+            }),
+            changed: Condvar::new(),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn max_text_bytes(&self) -> usize {
+        self.max_text_bytes
+    }
+
+    /// Whether a host embedder gives the vectors (the JS layer embeds).
+    pub fn is_host(&self) -> bool {
+        matches!(self.lock().model, Model::Host { .. })
+    }
+
+    /// The model's ID and dimensions, once known.
+    pub fn model(&self) -> Option<(String, usize)> {
+        model_of(&self.lock().model)
+    }
+
+    /// What became of `provider`'s vectors file.
+    pub fn file_status(&self, provider: &str) -> Option<super::file::FileStatus> {
+        self.lock().files.get(provider).copied()
+    }
+
+    /// How many texts were embedded so far.
+    pub fn embedded(&self) -> u64 {
+        self.lock().embedded
+    }
+
+    /// The first-party encoder finished loading (or failed to).
+    pub fn loaded(&self, model: Result<Arc<dyn Embed>>) {
+        let mut state = self.lock();
+        state.model = match model {
+            Ok(m) => Model::Builtin(m),
+            Err(e) => Model::Unavailable(e),
+        };
+        self.changed.notify_all();
+    }
+
+    /// Starts the builds of `targets` that have neither vectors nor a build, seeded with the
+    /// vectors `known` snapshots of the same provider hold and with the entries of the
+    /// provider's vectors file. Builds of snapshots no longer among `known` stop.
+    pub fn plan(&self, targets: &[Arc<ProviderSnapshot>], known: &[Arc<ProviderSnapshot>]) {
+        let Some((model, dims)) = self.model() else {
+            return;
+        };
+        let live: Vec<Arc<ProviderSnapshot>> = {
+            let mut state = self.lock();
+            state
+                .jobs
+                .retain(|j| known.iter().any(|k| Arc::ptr_eq(k, &j.snapshot)));
+            let live: Vec<_> = state.jobs.iter().map(|j| j.snapshot.clone()).collect();
+            state
+                .out
+                .retain(|_, (s, _)| live.iter().any(|k| Arc::ptr_eq(k, s)));
+            live
+        };
+        // Files are read and texts hashed without the lock: the JS thread takes it to claim.
+        let mut jobs = Vec::new();
+        for s in targets {
+            if s.semantic().is_some() || live.iter().any(|k| Arc::ptr_eq(k, s)) {
+                continue;
+            }
+            let (file, status) = super::file::read(s, &model, dims);
+            let prior: Vec<&Vectors> = known
+                .iter()
+                .filter(|k| k.provider_id() == s.provider_id() && !Arc::ptr_eq(k, s))
+                .filter_map(|k| k.semantic())
+                .chain(file.as_ref())
+                .filter(|v| v.model == model && v.dims == dims)
+                .collect();
+            let mut seeds: HashMap<TextHash, (&Vectors, usize)> = HashMap::new();
+            for v in prior {
+                for (i, h) in v.hashes.iter().enumerate() {
+                    seeds.entry(*h).or_insert((v, i));
+                }
+            }
+            let n = s.capabilities.len();
+            let mut job = Job {
+                snapshot: s.clone(),
+                hashes: Vec::with_capacity(n),
+                data: vec![0; n * dims],
+                scales: vec![0.0; n],
+                missing: Vec::new(),
+                left: 0,
+                failed: None,
+            };
+            for (i, c) in s.capabilities.iter().enumerate() {
+                let h = text_hash(&model, dims, &capability_text(c, self.max_text_bytes));
+                match seeds.get(&h) {
+                    Some((v, row)) => {
+                        job.data[i * dims..(i + 1) * dims].copy_from_slice(v.row(*row));
+                        job.scales[i] = v.scales[*row];
+                    }
+                    None => job.missing.push(i as u32),
+                }
+                job.hashes.push(h);
+            }
+            job.left = job.missing.len();
+            // Rows are handed out from the end: keep capability order.
+            job.missing.reverse();
+            jobs.push((job, status));
+        }
+        let mut state = self.lock();
+        for (job, status) in jobs {
+            state
+                .files
+                .insert(job.snapshot.provider_id().to_owned(), status);
+            if state
+                .jobs
+                .iter()
+                .any(|j| Arc::ptr_eq(&j.snapshot, &job.snapshot))
+            {
+                continue;
+            }
+            if job.left == 0 {
+                finish(&model, dims, job);
+            } else {
+                state.jobs.push(job);
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    /// The next batch to embed, if any.
+    pub fn claim(&self) -> Option<Batch> {
+        if self.closed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut state = self.lock();
+        let batch = self.batch_size;
+        let max = self.max_text_bytes;
+        let job = state.jobs.iter_mut().find(|j| !j.missing.is_empty())?;
+        job.failed = None;
+        let take = job.missing.len().min(batch);
+        let rows: Vec<u32> = job
+            .missing
+            .split_off(job.missing.len() - take)
+            .into_iter()
+            .rev()
+            .collect();
+        let texts = rows
+            .iter()
+            .map(|&r| capability_text(job.snapshot.capability(r), max))
+            .collect();
+        let snapshot = job.snapshot.clone();
+        let id = state.next_id;
+        state.next_id += 1;
+        state.out.insert(id, (snapshot, rows));
+        Some(Batch { id, texts })
+    }
+
+    /// What became of batch `id`: its vectors (texts × dimensions), or `None` when the embedder
+    /// failed. A wrong length or a row that is not a direction fails the batch like a throw.
+    pub fn put(&self, id: u64, vectors: Option<&[f32]>) -> Result<()> {
+        let mut state = self.lock();
+        let Some((snapshot, rows)) = state.out.remove(&id) else {
+            // Its snapshot was superseded, or the graph closed.
+            return Ok(());
+        };
+        let Some((model, dims)) = model_of(&state.model) else {
+            return Ok(());
+        };
+        let Some(at) = state
+            .jobs
+            .iter()
+            .position(|j| Arc::ptr_eq(&j.snapshot, &snapshot))
+        else {
+            return Ok(());
+        };
+        let quantised: Option<Vec<(f32, Vec<i8>)>> = vectors
+            .filter(|v| v.len() == rows.len() * dims)
+            .and_then(|v| v.chunks_exact(dims).map(quantise).collect());
+        let job = &mut state.jobs[at];
+        let Some(quantised) = quantised else {
+            let error = unavailable(if vectors.is_none() {
+                "embedder_failed"
+            } else {
+                "embedder_output_invalid"
+            });
+            job.failed = Some(error.clone());
+            job.missing.extend(rows.iter().rev());
+            self.changed.notify_all();
+            return Err(error);
+        };
+        for (&r, (scale, q)) in rows.iter().zip(quantised) {
+            let r = r as usize;
+            job.data[r * dims..(r + 1) * dims].copy_from_slice(&q);
+            job.scales[r] = scale;
+        }
+        job.left -= rows.len();
+        state.embedded += rows.len() as u64;
+        if state.jobs[at].left == 0 {
+            let job = state.jobs.swap_remove(at);
+            finish(&model, dims, job);
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    /// Counts an intent embedded for a `match`.
+    pub fn count_intent(&self) {
+        self.lock().embedded += 1;
+    }
+
+    /// Waits until every snapshot of `snapshots` has its vectors, at most until `deadline`:
+    /// `CG_MODEL_TIMEOUT` past it, the build's failure if its last batch failed,
+    /// `CG_GRAPH_CLOSED` once the graph closed.
+    pub fn wait(&self, snapshots: &[&ProviderSnapshot], deadline: Instant) -> Result<()> {
+        let mut state = self.lock();
+        loop {
+            if self.closed.load(Ordering::Relaxed) {
+                return Err(GraphError::new(Code::GraphClosed));
+            }
+            if let Model::Unavailable(e) = &state.model {
+                return Err(e.clone());
+            }
+            let pending: Vec<&ProviderSnapshot> = snapshots
+                .iter()
+                .copied()
+                .filter(|s| s.semantic().is_none())
+                .collect();
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let failed = state.jobs.iter().find_map(|j| {
+                pending
+                    .iter()
+                    .any(|s| std::ptr::eq(*s, &*j.snapshot))
+                    .then_some(j.failed.clone())
+                    .flatten()
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(GraphError::new(Code::ModelTimeout));
+            }
+            state = self
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// The first-party encoder, waiting while it loads (at most until `deadline`).
+    pub fn encoder(&self, deadline: Instant) -> Result<Arc<dyn Embed>> {
+        let mut state = self.lock();
+        loop {
+            if self.closed.load(Ordering::Relaxed) {
+                return Err(GraphError::new(Code::GraphClosed));
+            }
+            match &state.model {
+                Model::Builtin(m) => return Ok(m.clone()),
+                Model::Unavailable(e) => return Err(e.clone()),
+                Model::Host { .. } => return Err(GraphError::new(Code::Internal)),
+                Model::Loading => {}
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(GraphError::new(Code::ModelTimeout));
+            }
+            state = self
+                .changed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Marks that a thread of the engine builds with the first-party encoder; false if one
+    /// already does (or there is no such encoder).
+    pub fn start_building(&self) -> bool {
+        let mut state = self.lock();
+        let has_work = state.jobs.iter().any(|j| !j.missing.is_empty());
+        if state.building || !has_work || !matches!(state.model, Model::Builtin(_)) {
+            return false;
+        }
+        state.building = true;
+        true
+    }
+
+    /// Builds with the first-party encoder until no batch is left, a batch fails or the graph
+    /// closes; on every core (the texts of a batch are shared among them).
+    pub fn build_with_encoder(&self) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let encoder = match &self.lock().model {
+            Model::Builtin(m) => Some(m.clone()),
+            _ => None,
+        };
+        if let Some(encoder) = encoder {
+            let cancelled = || self.closed.load(Ordering::Relaxed);
+            while let Some(batch) = self.claim() {
+                let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
+                let vectors = encoder.embed(&texts, threads, &cancelled);
+                if self.put(batch.id, vectors.as_deref()).is_err() || cancelled() {
+                    break;
+                }
+            }
+        }
+        self.lock().building = false;
+        self.changed.notify_all();
+    }
+
+    /// Stops every build: nothing more is handed out, waits end `CG_GRAPH_CLOSED`.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        let mut state = self.lock();
+        state.jobs.clear();
+        state.out.clear();
+        self.changed.notify_all();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+}
+
+fn model_of(model: &Model) -> Option<(String, usize)> {
+    match model {
+        Model::Host { id, dims } => Some((id.clone(), *dims)),
+        Model::Builtin(m) => Some((m.id().to_owned(), m.dimensions())),
+        Model::Loading | Model::Unavailable(_) => None,
+    }
+}
+
+fn finish(model: &str, dims: usize, job: Job) {
+    job.snapshot.set_semantic(Vectors {
+        model: model.to_owned(),
+        dims,
+        data: job.data,
+        scales: job.scales,
+        hashes: job.hashes,
+    });
+}

@@ -1,0 +1,143 @@
+//! Scoring: the cosine of the intent's vector with every capability's, plus a quarter of the
+//! lexical executor's confidence. A capability named by its dotted ID comes first whatever its
+//! vector says; a request in CJK text that the lexical executor serves keeps its answer (an
+//! English sentence encoder does not understand it).
+
+use super::{cosine, quantise, Vectors, LEXICAL_WEIGHT};
+use crate::matching::lexical::{self, Ranked};
+use crate::snapshot::ProviderSnapshot;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Lexical candidates whose confidence joins the fused score.
+const LEXICAL_POOL: usize = 32;
+const REASON_MAX_BYTES: usize = 256;
+/// The description's words quoted in a reason.
+const QUOTE_MAX_BYTES: usize = 96;
+
+/// A selection of the semantic executor.
+pub struct Scored {
+    pub provider: usize,
+    pub node: u32,
+    pub confidence: f64,
+    pub reason: String,
+}
+
+fn has_cjk(text: &str) -> bool {
+    text.chars().any(lexical::is_cjk)
+}
+
+/// The best `limit` capabilities of `snapshots` (with their `vectors`) for `intent`, whose
+/// vector is `query`; `None` when `query` is not a vector of the model's dimensions.
+pub fn rank(
+    snapshots: &[&ProviderSnapshot],
+    vectors: &[&Vectors],
+    intent: &str,
+    query: &[f32],
+    limit: usize,
+    min_score: f64,
+) -> Option<Vec<Scored>> {
+    let dims = vectors.first().map_or(query.len(), |v| v.dims);
+    if query.len() != dims || vectors.iter().any(|v| v.dims != dims) {
+        return None;
+    }
+    let (qscale, q) = quantise(query)?;
+    let lexical = lexical::rank(snapshots, intent, LEXICAL_POOL.max(limit), 0.0);
+    let mut out: Vec<Scored> = lexical
+        .iter()
+        .filter(|r| r.by_id())
+        .map(|r| Scored {
+            provider: r.provider,
+            node: r.node,
+            confidence: 1.0,
+            reason: r.reason.clone(),
+        })
+        .collect();
+    if has_cjk(intent)
+        && lexical
+            .iter()
+            .any(|r| r.confidence >= lexical::DEFAULT_MIN_SCORE)
+    {
+        out.extend(
+            lexical
+                .iter()
+                .filter(|r| !r.by_id() && r.confidence >= lexical::DEFAULT_MIN_SCORE)
+                .map(|r| Scored {
+                    provider: r.provider,
+                    node: r.node,
+                    confidence: r.confidence,
+                    reason: r.reason.clone(),
+                }),
+        );
+        out.truncate(limit);
+        return Some(out);
+    }
+    let by_key: HashMap<(usize, u32), &Ranked> =
+        lexical.iter().map(|r| ((r.provider, r.node), r)).collect();
+    let mut fused: Vec<(f64, usize, u32)> = Vec::new();
+    for (p, v) in vectors.iter().enumerate() {
+        for (i, scale) in v.scales.iter().enumerate() {
+            let node = i as u32;
+            let lex = by_key.get(&(p, node)).map_or(0.0, |r| r.confidence);
+            let score = cosine(&q, qscale, v.row(i), *scale) + LEXICAL_WEIGHT * lex;
+            if score >= min_score && score > 0.0 {
+                fused.push((score, p, node));
+            }
+        }
+    }
+    let order = |a: &(f64, usize, u32), b: &(f64, usize, u32)| -> Ordering {
+        b.0.total_cmp(&a.0)
+            .then_with(|| (a.1, a.2).cmp(&(b.1, b.2)))
+    };
+    let want = limit.saturating_sub(out.len()) + out.len();
+    if want == 0 {
+        return Some(Vec::new());
+    }
+    if fused.len() > want {
+        fused.select_nth_unstable_by(want - 1, order);
+        fused.truncate(want);
+    }
+    fused.sort_by(order);
+    for (score, p, node) in fused {
+        if out.len() >= limit {
+            break;
+        }
+        if out.iter().any(|s| (s.provider, s.node) == (p, node)) {
+            continue;
+        }
+        let words = by_key.get(&(p, node)).map(|r| r.reason.as_str());
+        out.push(Scored {
+            provider: p,
+            node,
+            confidence: score.clamp(0.0, 1.0),
+            reason: reason(snapshots[p], node, words),
+        });
+    }
+    out.truncate(limit);
+    Some(out)
+}
+
+/// "close in meaning to \"<description words>\"", then what the lexical executor matched.
+fn reason(s: &ProviderSnapshot, node: u32, words: Option<&str>) -> String {
+    let c = s.capability(node);
+    let text = if c.description().trim().is_empty() {
+        c.name()
+    } else {
+        c.description()
+    };
+    let mut quote = super::cut(text.trim(), QUOTE_MAX_BYTES).to_owned();
+    if quote.len() < text.trim().len() {
+        // End on a whole word where there is one.
+        if let Some(at) = quote.rfind(' ').filter(|at| *at > QUOTE_MAX_BYTES / 2) {
+            quote.truncate(at);
+        }
+        quote.push('…');
+    }
+    let quote = quote.replace('"', "'");
+    let mut out = format!("close in meaning to \"{quote}\"");
+    if let Some(w) = words {
+        let joined = format!("{out}; {w}");
+        out = super::cut(&joined, REASON_MAX_BYTES).to_owned();
+    }
+    super::cut(&out, REASON_MAX_BYTES).to_owned()
+}
