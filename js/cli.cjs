@@ -8,7 +8,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { GraphError, catalog, inputInvalid } = require('./errors.cjs');
-const { CapabilityGraph, lexicalExecutor, internal } = require('./graph.cjs');
+const { CapabilityGraph, lexicalExecutor, semanticExecutor, internal } = require('./graph.cjs');
 const { native, unwrap, call } = require('./native.cjs');
 
 const VERSION = require('../package.json').version;
@@ -35,6 +35,7 @@ const COMMANDS = {
   doctor: { args: [0, 0], flags: {} },
   init: { args: [1, 1], flags: { 'provider-id': { value: true }, 'dry-run': {}, force: {} } },
   migrate: { args: [1, 1], flags: { 'dry-run': {} } },
+  embed: { args: [1, 1], flags: {} },
 };
 
 const HELP = `capability-graph ${VERSION}
@@ -61,6 +62,7 @@ Maintenance
   doctor                                      check config, budgets, providers, documents, executor
   init DIR [--provider-id ID] [--dry-run] [--force]
   migrate DIR [--dry-run]                     legacy *.capability.json → directory layout
+  embed DIR                                   write DIR/vectors/<model-id>.bin for the semantic executor
 
 Common flags
   --config FILE   JSON config (default ./capability-graph.json, at most ${CONFIG_MAX})
@@ -214,6 +216,14 @@ const DETAILS = {
     flags: { 'dry-run': ['', 'say what would move, move nothing'] },
     example: 'capability-graph migrate ./providers/acme --config ./capability-graph.json --dry-run',
     exits: WRITE_EXITS('a move failed, the revision changed or the config could not be written; the tree is as it was'),
+  },
+  embed: {
+    about: 'Embeds the capabilities of the provider folder DIR with the semantic executor of the\nconfig given with --config (its first-party encoder without one) and writes their vectors\nto DIR/vectors/<model-id>.bin; a graph opening DIR then embeds only what changed since.',
+    example: 'capability-graph embed ./providers/acme --config ./capability-graph.json',
+    exits: [
+      ['0', 'ok: the file is written'],
+      ['1', 'failed: no vectors (the model is unavailable, its deadline passed) or the file could not be written'],
+    ],
   },
   help: {
     about: 'Prints the overview of every command, or one command\'s help: what it does, its flags,\nan example and its exit codes. `COMMAND --help` prints the same.',
@@ -419,17 +429,35 @@ function openConfig(raw, configFile, { watch = false } = {}) {
       return copy;
     });
   }
-  if (executor !== undefined) config.executor = buildExecutor(executor);
+  // A semantic executor's embedder module loads asynchronously: openers await the executor.
+  if (executor !== undefined) config.executor = buildExecutor(executor, base);
   return { config, mcp };
 }
 
-function buildExecutor(spec) {
+function buildExecutor(spec, base) {
   const invalid = (expected) => new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path: 'executor', expected } });
   if (spec === null || typeof spec !== 'object') throw invalid('object with kind');
   const { kind, ...options } = spec;
   if (kind === 'lexical') return lexicalExecutor(options);
   if (kind === 'codex') return require('./codex.cjs').codexExecutor(options);
-  throw invalid('one of: lexical, codex');
+  if (kind === 'semantic') return semanticFromConfig(options, base);
+  throw invalid('one of: lexical, codex, semantic');
+}
+
+/** `{ kind: 'semantic', minScore?, embedder? }`: `embedder` names a module (relative to the
+ *  config) whose default export is the host embedder; without it, the first-party encoder. */
+async function semanticFromConfig({ embedder, ...options }, base) {
+  if (embedder === undefined) return semanticExecutor(options);
+  if (typeof embedder !== 'string' || embedder === '') {
+    throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path: 'executor.embedder', expected: 'module path' } });
+  }
+  let loaded;
+  try {
+    loaded = await import(require('node:url').pathToFileURL(path.resolve(base, embedder)).href);
+  } catch {
+    throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path: 'executor.embedder', expected: 'module path' } });
+  }
+  return semanticExecutor({ ...options, embedder: loaded.default });
 }
 
 // --- output ---------------------------------------------------------------------------------
@@ -561,6 +589,7 @@ function renderExport(graph, format) {
 async function openGraph(flags, stderr) {
   const file = flags.config ?? DEFAULT_CONFIG;
   const { config, mcp } = openConfig(readConfig(file), file, { watch: flags.watch === true });
+  config.executor = await config.executor;
   // Progress only for a person watching: never with --json, never into a pipe.
   const progress = stderr.isTTY && !flags.json;
   if (progress) stderr.write('loading providers…');
@@ -607,6 +636,7 @@ async function doctor(flags) {
   const file = flags.config ?? DEFAULT_CONFIG;
   const raw = readConfig(file);
   const { config } = openConfig(raw, file);
+  config.executor = await config.executor;
   const checks = [];
   const warnings = [];
   const check = (id, status, message) => checks.push({ id, status, message });
@@ -853,6 +883,44 @@ function failedWrite(error, stuck) {
     ],
     warnings: [],
   };
+}
+
+/** How long `embed` waits for the vectors of a provider (the model embeds every capability). */
+const EMBED_WAIT_MS = 3_600_000;
+
+/**
+ * `embed DIR`: opens the provider folder DIR alone with the config's semantic executor (and
+ * budgets), waits for its capability vectors and writes them beside provider.json, replacing
+ * the file whole (written aside, then renamed).
+ */
+async function embed(dir, flags) {
+  const root = path.resolve(dir);
+  let options = {};
+  if (flags.config !== undefined) {
+    const { config } = openConfig(readConfig(flags.config), flags.config);
+    options = { budgets: config.budgets, executor: await config.executor };
+  }
+  if (options.executor?.id !== 'semantic') options.executor = semanticExecutor();
+  const layout = fs.existsSync(path.join(root, 'capabilities')) ? 'directory' : 'legacy';
+  // The engine reads the provider ID from the manifest.
+  const { providerId } = unwrap(call(native.definitionFiles, root, layout));
+  const graph = await CapabilityGraph.open({ ...options, providers: [{ providerId, authority: { kind: 'file', rootDir: root, definitionLayout: layout } }] });
+  try {
+    const { file, count, bytes } = await internal.vectorsFile(graph, providerId, EMBED_WAIT_MS);
+    const target = path.join(root, ...file.split('/'));
+    const aside = `${target}.${process.pid}.tmp`;
+    try {
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(aside, bytes);
+      fs.renameSync(aside, target);
+    } catch (error) {
+      fs.rmSync(aside, { force: true });
+      throw treeError(error, file);
+    }
+    return { status: 'ok', checks: [{ id: 'vectors', status: 'pass', message: `${count} capabilities embedded` }], written: [file], warnings: [] };
+  } finally {
+    await graph.close();
+  }
 }
 
 async function migrate(dir, flags) {
@@ -1185,6 +1253,7 @@ async function run(argv, stdout, stderr) {
       return report(stdout, flags, await migrate(args[0], flags));
     }
     if (command === 'doctor') return report(stdout, flags, await doctor(flags));
+    if (command === 'embed') return report(stdout, flags, await embed(args[0], flags));
     if (command === 'export' && !['mermaid', 'dot', 'json'].includes(flags.format)) throw usage('--format');
     const opened = await openGraph(flags, stderr);
     graph = opened.graph;

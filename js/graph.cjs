@@ -16,6 +16,7 @@ let graphOf;
 let isGraph;
 let isBound;
 let nativeOf;
+let embedding;
 
 /** The error of `verb` called on something that is not its graph (a detached method). */
 const notAGraph = (verb) => GraphError.fromJSON(native.receiverInvalid(verb));
@@ -888,6 +889,7 @@ class CapabilityGraph {
     // A brand check: true only for a graph this class made (never for a Proxy of one).
     isGraph = (value) => value !== null && typeof value === 'object' && #native in value;
     nativeOf = (graph) => graph.#native;
+    embedding = (graph) => graph.#embed();
     runQuery = (graph, verb, args, providerId) => {
       if (!isGraph(graph)) throw notAGraph(verb);
       // Work that grows with the graph runs on the pool; a page's worth answers right here.
@@ -1144,6 +1146,15 @@ const target = (graph, verb) => (isBound(graph) ? [graphOf(graph, verb), graph.p
 /** @internal What the CLI and the Tool Adapter use that is not part of the public surface. */
 const internal = {
   query: (graph, verb, query) => runQuery(graph, verb, wire(query)),
+  /** The vectors file of a provider's current snapshot once its vectors are built (waited for
+   *  at most `timeoutMs`): `{ file, count, bytes }`. For `capability-graph embed`. */
+  async vectorsFile(graph, providerId, timeoutMs) {
+    if (!isGraph(graph)) throw notAGraph('vectorsFile');
+    embedding(graph);
+    const n = nativeOf(graph);
+    const { file, count } = unwrap(await call(() => n.vectorsFile(providerId, timeoutMs)));
+    return { file, count, bytes: n.takeVectorsFile() };
+  },
   /** `{ match, retrieveCapabilities, queryKnowledge, queryRuntime }`: which verbs served by a
    *  host component can answer this graph or bound facade. */
   hostVerbs(graph) {

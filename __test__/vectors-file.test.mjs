@@ -1,0 +1,173 @@
+// Precomputed vectors: `capability-graph embed DIR` writes vectors/<model-id>.bin beside
+// provider.json; a graph opening the provider embeds only what the file does not hold for the
+// same model and text; stale, foreign and corrupt files are ignored, never trusted.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CapabilityGraph, semanticExecutor } from '@devcodex/capability-graph';
+import { repoRoot } from './helpers.mjs';
+
+const STATS = Symbol.for('capability-graph.stats');
+
+// The same embedder in the CLI's process (as a module the config names) and in this one.
+const EMBEDDER_SOURCE = `
+export function vectors(texts, dimensions) {
+  const out = new Float32Array(texts.length * dimensions);
+  texts.forEach((t, i) => {
+    for (const w of t.toLowerCase().split(/[^a-z0-9]+/)) {
+      if (w.length < 3) continue;
+      let h = 7;
+      for (const c of w) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+      out[i * dimensions + (h % dimensions)] += 1;
+    }
+    out[i * dimensions] += 0.01;
+  });
+  return out;
+}
+export default { id: 'words-test', dimensions: 16, embed: (texts) => vectors(texts, 16) };
+`;
+
+function capability(i, extra = {}) {
+  return {
+    capabilityId: `area${Math.floor(i / 100)}.task${i}`,
+    name: `Task ${i}`,
+    description: `Handles job number ${i} of the catalog for tenant ${i % 7}.`,
+    whenToUse: `Work item ${i} needs doing.`,
+    ...extra,
+  };
+}
+
+/** A project with a provider folder of `n` capabilities and a config naming the embedder module. */
+function project(n) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cg-vectors-'));
+  mkdirSync(path.join(dir, 'node_modules', '@devcodex'), { recursive: true });
+  symlinkSync(repoRoot, path.join(dir, 'node_modules', '@devcodex', 'capability-graph'), 'dir');
+  const root = path.join(dir, 'acme');
+  mkdirSync(path.join(root, 'capabilities'), { recursive: true });
+  writeFileSync(path.join(root, 'provider.json'), JSON.stringify({ providerId: 'acme', name: 'Acme', version: '1' }));
+  for (let i = 0; i < n; i++) writeFileSync(path.join(root, 'capabilities', `c${i}.json`), JSON.stringify(capability(i)));
+  writeFileSync(path.join(dir, 'embedder.mjs'), EMBEDDER_SOURCE);
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ providers: [], executor: { kind: 'semantic', embedder: './embedder.mjs' } }));
+  const cli = (...args) => {
+    const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), ...args], { cwd: dir, encoding: 'utf8' });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  return { dir, root, cli, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function counting() {
+  const { default: base, vectors } = await import(`data:text/javascript,${encodeURIComponent(EMBEDDER_SOURCE)}`);
+  const calls = [];
+  return { id: base.id, dimensions: base.dimensions, calls, embed: (texts) => (calls.push(...texts), vectors(texts, base.dimensions)) };
+}
+
+async function openWith(root, embedder) {
+  const g = await CapabilityGraph.open({
+    providers: [{ providerId: 'acme', authority: { kind: 'file', rootDir: root, definitionLayout: 'directory' } }],
+    executor: semanticExecutor({ embedder }),
+  });
+  // The first match waits for the vectors.
+  await g.match({ intent: 'handles job number 3' });
+  return g;
+}
+
+test('embed writes the documented file; a graph opening the provider with it embeds nothing but intents', async () => {
+  const p = project(30);
+  try {
+    const r = p.cli('embed', 'acme', '--config', 'config.json', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.status, 'ok');
+    assert.deepEqual(report.written, ['vectors/words-test.bin']);
+    const bytes = readFileSync(path.join(p.root, 'vectors', 'words-test.bin'));
+    assert.equal(bytes.subarray(0, 8).toString('latin1'), 'CGVECTS\0');
+    assert.equal(bytes.readUInt32LE(8), 1);
+    assert.equal(bytes.readUInt32LE(12), 'words-test'.length);
+    assert.equal(bytes.subarray(16, 26).toString(), 'words-test');
+    assert.equal(bytes.readUInt32LE(26), 16);
+    assert.equal(bytes.readUInt32LE(30), 30);
+
+    const embedder = await counting();
+    const g = await openWith(p.root, embedder);
+    assert.deepEqual(embedder.calls, ['handles job number 3']);
+    const stats = g[STATS]();
+    assert.equal(stats.providers[0].vectorsFile, 'read');
+    assert.ok(stats.providers[0].vectorBytes <= 30 * 512);
+    await g.close();
+
+    // One capability changed: only its text is embedded.
+    writeFileSync(path.join(p.root, 'capabilities', 'c5.json'), JSON.stringify(capability(5, { description: 'Something else entirely.' })));
+    const again = await counting();
+    const g2 = await openWith(p.root, again);
+    assert.equal(again.calls.filter((t) => t !== 'handles job number 3').length, 1);
+    assert.match(again.calls[0], /Something else entirely/);
+    await g2.close();
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('corrupt, truncated and foreign vectors files are ignored: every capability is embedded', async () => {
+  const p = project(12);
+  try {
+    assert.equal(p.cli('embed', 'acme', '--config', 'config.json', '--json').code, 0);
+    const file = path.join(p.root, 'vectors', 'words-test.bin');
+    const good = readFileSync(file);
+    const foreign = Buffer.from(good);
+    foreign.write('words-tesx', 16);
+    const huge = Buffer.from(good);
+    huge.writeUInt32LE(0xffffffff, 30);
+    const badScale = Buffer.from(good);
+    badScale.writeFloatLE(Number.NaN, 34 + 2 + 'area0.task0'.length + 16);
+    for (const [name, bytes, status] of [
+      ['garbage', Buffer.from('not a vectors file'), 'corrupt'],
+      ['truncated', good.subarray(0, good.length - 3), 'corrupt'],
+      ['trailing bytes', Buffer.concat([good, Buffer.from([1])]), 'corrupt'],
+      ['count beyond the file', huge, 'corrupt'],
+      ['bad scale', badScale, 'corrupt'],
+      ['another model', foreign, 'foreign'],
+    ]) {
+      writeFileSync(file, bytes);
+      const embedder = await counting();
+      const g = await openWith(p.root, embedder);
+      assert.equal(embedder.calls.length, 12 + 1, name);
+      assert.equal(g[STATS]().providers[0].vectorsFile, status, name);
+      assert.equal((await g.match({ intent: 'handles job number 3' })).status, 'matched', name);
+      await g.close();
+    }
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('embed without the model package or an embedder fails CG_MODEL_UNAVAILABLE / check_config naming the package', () => {
+  const p = project(2);
+  try {
+    const r = p.cli('embed', 'acme', '--json');
+    assert.equal(r.code, 1);
+    const { error } = JSON.parse(r.stderr);
+    assert.deepEqual([error.code, error.nextAction, error.details.package], ['CG_MODEL_UNAVAILABLE', 'check_config', '@devcodex/capability-graph-minilm']);
+    assert.equal(r.stderr.includes(p.dir), false);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('10k capabilities opened with a current vectors file embed none of them', async () => {
+  const p = project(10_000);
+  try {
+    assert.equal(p.cli('embed', 'acme', '--config', 'config.json', '--json').code, 0);
+    const embedder = await counting();
+    const g = await openWith(p.root, embedder);
+    assert.deepEqual(embedder.calls, ['handles job number 3']);
+    const [stats] = g[STATS]().providers;
+    assert.equal(stats.capabilities, 10_000);
+    assert.ok(stats.vectorBytes / 10_000 <= 512, String(stats.vectorBytes));
+    await g.close();
+  } finally {
+    p.cleanup();
+  }
+});
