@@ -240,6 +240,20 @@ mod tests {
         );
         assert_eq!(
             (
+                b.matching.embed_timeout_ms,
+                b.matching.embed_batch_size,
+                b.matching.max_embed_text_bytes
+            ),
+            (30_000, 32, 2_048)
+        );
+        for (field, max) in [("embedBatchSize", 1_024), ("maxEmbedTextBytes", 65_536)] {
+            let at = json!({ "match": { field: max } });
+            assert!(Budgets::from_overrides(Some(&at)).is_ok(), "{field}");
+            let over = json!({ "match": { field: max + 1 } });
+            assert!(Budgets::from_overrides(Some(&over)).is_err(), "{field}");
+        }
+        assert_eq!(
+            (
                 b.catalog.max_bytes,
                 b.read.max_response_bytes,
                 b.export.max_nodes

@@ -105,7 +105,7 @@ pub fn cut(text: &str, max: usize) -> &str {
 pub fn capability_text(c: &Capability, max_bytes: usize) -> String {
     let id_words: String = c
         .id()
-        .split(|ch: char| matches!(ch, '.' | '_' | '-'))
+        .split(['.', '_', '-'])
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
@@ -126,7 +126,7 @@ pub fn capability_text(c: &Capability, max_bytes: usize) -> String {
             break;
         }
     }
-    let end = cut(&text, max_bytes).len();
+    let end = cut(&text, max_bytes).trim_end().len();
     text.truncate(end);
     text
 }
@@ -210,3 +210,6 @@ pub mod testing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+use super::build::{Model, Semantic};
+use super::testing::Hashed;
+use super::*;
+use crate::error::Code;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn snapshot(extra: &str) -> Arc<ProviderSnapshot> {
+    let caps: Vec<_> = [
+        ("billing.refunds", "Refunds", "Returns a payment to a customer."),
+        ("billing.invoices", "Invoices", "Issues invoices with line items."),
+        ("client.config", "Client configuration", "Endpoint region and retries."),
+    ]
+    .iter()
+    .map(|(id, name, d)| {
+        json!({ "capabilityId": id, "name": name, "description": format!("{d}{extra}"), "whenToUse": "When needed." })
+    })
+    .collect();
+    Arc::new(ProviderSnapshot::of_inline(&json!({
+        "providerId": "acme", "name": "Acme", "version": "1", "capabilities": caps,
+    })))
+}
+
+fn semantic(model: Model) -> Arc<Semantic> {
+    Arc::new(Semantic::new(
+        model,
+        DEFAULT_MIN_SCORE,
+        &crate::config::budgets::Match::default(),
+    ))
+}
+
+fn later(ms: u64) -> Instant {
+    Instant::now() + Duration::from_millis(ms)
+}
+
+#[test]
+fn rows_are_normalised_and_quantised() {
+    let (scale, q) = quantise(&[3.0, 4.0, 0.0]).unwrap();
+    assert_eq!(q, vec![95, 127, 0]);
+    assert!((cosine(&q, scale, &q, scale) - 1.0).abs() < 0.01);
+    assert!(quantise(&[0.0, 0.0]).is_none());
+    assert!(quantise(&[f32::NAN, 1.0]).is_none());
+    assert!(quantise(&[f32::INFINITY, 1.0]).is_none());
+}
+
+#[test]
+fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
+    let s = snapshot("");
+    let sem = semantic(Model::Builtin(Arc::new(Hashed(64))));
+    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s));
+    assert!(sem.start_building());
+    assert!(!sem.start_building(), "one builder at a time");
+    let builder = sem.clone();
+    let thread = std::thread::spawn(move || builder.build_with_encoder());
+    sem.wait(&[&s], later(60_000)).unwrap();
+    thread.join().unwrap();
+    assert_eq!(sem.embedded(), 3);
+    let v = s.semantic().unwrap();
+    assert_eq!((v.dims, v.scales.len(), v.data.len()), (64, 3, 192));
+    let query = Hashed(64)
+        .embed(&["refunds payment customer"], 1, &|| false)
+        .unwrap();
+    let ranked = rank(&[&s], &[v], "refunds payment customer", &query, 5, 0.32).unwrap();
+    assert_eq!(s.capability(ranked[0].node).id(), "billing.refunds");
+    assert!(ranked[0]
+        .reason
+        .starts_with("close in meaning to \"Returns a payment"));
+    assert!(ranked.iter().all(|r| r.reason.len() <= 256));
+    // A vector of other dimensions is no answer.
+    assert!(rank(&[&s], &[v], "x", &[1.0; 8], 5, 0.32).is_none());
+}
+
+#[test]
+fn a_later_snapshot_embeds_only_texts_no_earlier_vector_has() {
+    let first = snapshot("");
+    let sem = semantic(Model::Host {
+        id: "host".into(),
+        dims: 8,
+    });
+    sem.plan(std::slice::from_ref(&first), std::slice::from_ref(&first));
+    let batch = sem.claim().unwrap();
+    assert_eq!(batch.texts.len(), 3);
+    sem.put(batch.id, Some(&[1.0; 24])).unwrap();
+    assert!(first.semantic().is_some());
+    // Same texts: nothing to embed.
+    let same = snapshot("");
+    sem.plan(std::slice::from_ref(&same), &[same.clone(), first.clone()]);
+    assert!(same.semantic().is_some() && sem.claim().is_none());
+    // Changed texts: all three, each once.
+    let changed = snapshot(" Now different.");
+    sem.plan(
+        std::slice::from_ref(&changed),
+        &[changed.clone(), first.clone()],
+    );
+    assert_eq!(sem.claim().unwrap().texts.len(), 3);
+}
+
+#[test]
+fn a_bad_batch_fails_the_wait_and_is_handed_out_again() {
+    let s = snapshot("");
+    let sem = semantic(Model::Host {
+        id: "host".into(),
+        dims: 4,
+    });
+    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s));
+    for bad in [
+        None,
+        Some(vec![1.0; 11]),
+        Some(vec![f32::NAN; 12]),
+        Some(vec![0.0; 12]),
+    ] {
+        let batch = sem.claim().unwrap();
+        let e = sem.put(batch.id, bad.as_deref()).unwrap_err();
+        assert_eq!(e.code(), Code::ModelUnavailable);
+        let e = sem.wait(&[&s], later(60_000)).unwrap_err();
+        assert_eq!(e.code(), Code::ModelUnavailable);
+    }
+    let batch = sem.claim().unwrap();
+    assert_eq!(batch.texts.len(), 3);
+    sem.put(batch.id, Some(&[0.5; 12])).unwrap();
+    sem.wait(&[&s], later(60_000)).unwrap();
+}
+
+#[test]
+fn waits_end_at_their_deadline_and_at_close() {
+    let s = snapshot("");
+    let loading = semantic(Model::Loading);
+    let e = loading.wait(&[&s], Instant::now()).unwrap_err();
+    assert_eq!(e.code(), Code::ModelTimeout);
+    assert_eq!(
+        loading.encoder(Instant::now()).err().map(|e| e.code()),
+        Some(Code::ModelTimeout)
+    );
+    let waiter = loading.clone();
+    let s2 = s.clone();
+    let thread = std::thread::spawn(move || waiter.wait(&[&s2], later(600_000)));
+    loading.close();
+    assert_eq!(
+        thread.join().unwrap().unwrap_err().code(),
+        Code::GraphClosed
+    );
+    assert!(loading.claim().is_none());
+    let missing = semantic(Model::Unavailable(package_missing(MODEL_PACKAGE)));
+    let e = missing.wait(&[&s], later(60_000)).unwrap_err();
+    assert_eq!(e.code(), Code::ModelUnavailable);
+    assert_eq!(e.details().unwrap()["package"], MODEL_PACKAGE);
+}
+
+#[test]
+fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
+    let s = snapshot("");
+    let sem = semantic(Model::Host {
+        id: "host-1".into(),
+        dims: 4,
+    });
+    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s));
+    let batch = sem.claim().unwrap();
+    let rows: Vec<f32> = (0..12).map(|i| (i % 5) as f32 - 2.0).collect();
+    sem.put(batch.id, Some(&rows)).unwrap();
+    let v = s.semantic().unwrap();
+    let bytes = file::encode(&s, v);
+    let back = file::decode(&bytes, "host-1", 4).unwrap();
+    assert_eq!(
+        (&back.data, &back.scales, &back.hashes),
+        (&v.data, &v.scales, &v.hashes)
+    );
+    assert_eq!(
+        file::decode(&bytes, "host-2", 4).unwrap_err(),
+        file::FileStatus::Foreign
+    );
+    assert_eq!(
+        file::decode(&bytes, "host-1", 8).unwrap_err(),
+        file::FileStatus::Foreign
+    );
+    for cut in [0, 7, 12, 20, bytes.len() - 1] {
+        assert_eq!(
+            file::decode(&bytes[..cut], "host-1", 4).unwrap_err(),
+            file::FileStatus::Corrupt
+        );
+    }
+    let mut huge = bytes.clone();
+    let at = 8 + 4 + 4 + 6 + 4;
+    huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(
+        file::decode(&huge, "host-1", 4).unwrap_err(),
+        file::FileStatus::Corrupt
+    );
+    assert!(file::is_model_id("all-MiniLM-L6-v2.int8"));
+    for bad in ["", "../x", ".hidden", "a/b", "a b"] {
+        assert!(!file::is_model_id(bad), "{bad}");
+    }
+}
+
+#[test]
+fn capability_texts_hold_the_fields_and_their_bound() {
+    let s = snapshot("");
+    let c = s.capability(s.find("billing.refunds").unwrap());
+    assert_eq!(
+        capability_text(c, 2048),
+        "Refunds. billing refunds. Returns a payment to a customer. When needed."
+    );
+    assert_eq!(capability_text(c, 9), "Refunds.");
+    assert_eq!(cut("héllo", 2), "h");
+}
