@@ -223,6 +223,9 @@ export type BudgetOverrides = {
   read?: { readerTimeoutMs?: number | undefined; [field: string]: number | undefined } | undefined;
   retrieveCapabilities?: { timeoutMs?: number | undefined; maxTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
   queryKnowledge?: { timeoutMs?: number | undefined; maxTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
+  /** A host embedder's deadline per batch (30,000 ms), texts per batch (32, at most 1,024) and
+   *  the most bytes of one text it is given (2,048, at most 65,536). */
+  match?: { embedTimeoutMs?: number | undefined; embedBatchSize?: number | undefined; maxEmbedTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
   /** Every read of a database authority: each adapter call within `callTimeoutMs` (30,000), the
    *  whole read within `readTimeoutMs` (600,000), at most `maxRecords` (2,000,000) capability
    *  records and `maxBytes` (2,147,483,648) of JSON (records and relation stream items). */
@@ -239,7 +242,7 @@ export interface OpenConfig {
   /** Readers for URL documents, tried in order; without one they are references only. */
   readers?: KnowledgeReader[] | undefined;
   /** Who answers `match`; without one `match` rejects CG_MODEL_NOT_CONFIGURED. */
-  executor?: ModelExecutor | LexicalExecutor | undefined;
+  executor?: ModelExecutor | LexicalExecutor | SemanticExecutor | undefined;
   /** Who answers `retrieveCapabilities`; without one it rejects CG_RETRIEVER_UNCONFIGURED. */
   capabilityRetriever?: CapabilityRetriever | undefined;
   /** Who will answer `queryKnowledge`; without one it rejects CG_RETRIEVER_UNCONFIGURED. */
@@ -718,6 +721,25 @@ export interface ModelExecutor {
 /** The built-in offline lexical executor (a marker the engine recognises). */
 export interface LexicalExecutor {
   readonly id: 'lexical';
+  readonly options: { readonly minScore: number };
+}
+
+/** Where the semantic executor's vectors come from when the host has its own model: `embed`
+ *  answers a `Float32Array` of `texts.length × dimensions` (rows need not be normalised). A
+ *  throw, a rejection, a wrong length, a non-finite or all-zero row, anything but a
+ *  `Float32Array` and a missed `budgets.match.embedTimeoutMs` are CG_MODEL_UNAVAILABLE / retry.
+ *  `id` names the model (letters, digits, `.`, `_`, `-`; at most 128 bytes): vectors are cached,
+ *  and read from a provider's `vectors/<id>.bin`, under it. */
+export interface Embedder {
+  id: string;
+  /** 1–4096. */
+  dimensions: number;
+  embed(texts: string[], options: { signal: AbortSignal }): Float32Array | Promise<Float32Array>;
+}
+
+/** The built-in semantic executor (a marker the engine recognises). */
+export interface SemanticExecutor {
+  readonly id: 'semantic';
   readonly options: { readonly minScore: number };
 }
 
@@ -1354,6 +1376,15 @@ export declare class StdioServerTransport {
  *  request's words it contains (at most four words' worth needed; halved for a single shared
  *  word). Every selection carries a `reason`. Throws `CG_CONFIG_INVALID` for bad options. */
 export declare function lexicalExecutor(options?: { minScore?: number | undefined }): LexicalExecutor;
+
+/** The built-in semantic executor: the cosine of the request's vector with each capability's
+ *  (name, ID words, description, whenToUse, distinction, examples) plus a quarter of the lexical
+ *  executor's confidence; `minScore` (0–1, default 0.32) is the fused score a capability needs.
+ *  A dotted ID in the request stays decisive; a CJK request the lexical executor serves keeps its
+ *  answer. Vectors come from `embedder`, or else from the first-party encoder of the optional
+ *  package `@devcodex/capability-graph-minilm` (without it `match` rejects CG_MODEL_UNAVAILABLE /
+ *  check_config with `details.package`). Throws `CG_CONFIG_INVALID` for bad options. */
+export declare function semanticExecutor(options?: { minScore?: number | undefined; embedder?: Embedder | undefined }): SemanticExecutor;
 
 export interface CodexExecutorOptions {
   /** The Codex model to use (default: the CLI's). */

@@ -9,6 +9,7 @@ import {
   parseQualifiedId,
   formatQualifiedId,
   lexicalExecutor,
+  semanticExecutor,
   createToolAdapter,
   createMcpServer,
   createMcpHttpHandler,
@@ -146,6 +147,10 @@ void documents;
 
 async function matching(): Promise<void> {
   const graph = await CapabilityGraph.open({ providers: [], executor: lexicalExecutor({ minScore: 0.5 }) });
+  const embedder = { id: 'my-model', dimensions: 3, embed: async (texts: string[], { signal }: { signal: AbortSignal }) => (signal.aborted ? new Float32Array(0) : new Float32Array(texts.length * 3)) };
+  const semantic = await CapabilityGraph.open({ providers: [], executor: semanticExecutor({ embedder, minScore: 0.4 }), budgets: { match: { embedTimeoutMs: 5_000, embedBatchSize: 64 } } });
+  await semantic.close();
+  await CapabilityGraph.open({ providers: [], executor: semanticExecutor() }).then((g) => g.close());
   const r = await graph.match({ intent: 'x', context: { tenant: 'a', n: 1 }, signal: new AbortController().signal });
   if (r.status === 'matched') void r.resolution?.added;
   const custom: ModelExecutor = { id: 'mine', match: async (req) => ({ status: 'matched', selections: [{ id: req.candidates[0].qualifiedId }] }) };

@@ -6,6 +6,7 @@ import {
   CapabilityGraph,
   createToolAdapter,
   lexicalExecutor,
+  semanticExecutor,
   seedProviderRoot,
   type CatalogPage,
   type ProviderSource,
@@ -44,6 +45,7 @@ export async function loops(maybeLimit: number | undefined, maybePrefix: string 
     },
   };
   const graph = await CapabilityGraph.open({ providers, runtimeAdapters: [runtime], executor: lexicalExecutor({ minScore: undefined }), budgets: { catalog: undefined } });
+  void semanticExecutor({ minScore: undefined, embedder: undefined });
   try {
     let page = await graph.readDocumentPage({ capability: 'seed.http::route.http', knowledgeId: 'D-01' });
     while (page.hasMore) {
