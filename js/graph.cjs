@@ -961,7 +961,7 @@ class CapabilityGraph {
         return runHost(
           started,
           async (_, own) => {
-            if (request.embed === undefined) return call(() => started.run());
+            if (request.embed === undefined) return call(() => started.runWaiting());
             const vector = await embedWith(hosts.embedder, request.embed, { timeoutMs: request.timeoutMs, signal: own, active });
             if (vector === CLOSED) throw CLOSED;
             await graph.#embed();

@@ -153,6 +153,39 @@ impl NativeHostCall {
         PoolTask::run(move || call.run())
     }
 
+    /// `run` on a thread of its own: the semantic executor's answer may wait for capability
+    /// vectors the engine is still building (until the call's deadline), which must never hold
+    /// a thread of the pool other calls share.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn run_waiting<'env>(
+        &self,
+        env: &'env Env,
+    ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
+        let call = self.call.clone();
+        type Resolve = Box<dyn FnOnce(Env) -> napi::Result<String> + Send>;
+        let (deferred, promise) = env.create_deferred::<String, Resolve>()?;
+        let slot = Arc::new(std::sync::Mutex::new(Some(deferred)));
+        let taken = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name("cg-match".into())
+            .spawn(move || {
+                let text = outcome(guarded(|| call.run()));
+                if let Some(d) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    d.resolve(Box::new(move |_| Ok(text)));
+                }
+            });
+        if spawned.is_err() {
+            // No thread to spare: the machine is short of something for now.
+            let text = outcome(Err(crate::matching::semantic::build::unavailable(
+                "no_thread",
+            )));
+            if let Some(d) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                d.resolve(Box::new(move |_| Ok(text)));
+            }
+        }
+        Ok(promise)
+    }
+
     /// The answer of a semantic `match` once the host's embedder gave the intent's vector
     /// (`null` when it gave no `Float32Array`), on the pool.
     #[napi(ts_return_type = "Promise<string>")]
