@@ -246,3 +246,28 @@ test('without an embedder, the first-party encoder is used; missing its package 
   assert.equal((await g.getCapabilities(['acme::billing.refunds'])).results[0].ok, true);
   await g.close();
 });
+
+test('signal, scope and revisions hold as for every executor', async () => {
+  const { embedder, release } = heldEmbedder();
+  const other = inline('zeta', [cap('refunds.ledger', { name: 'Refund ledger', description: 'Returns recorded for each customer.', whenToUse: 'Audit refunds.' })]);
+  const g = await CapabilityGraph.open({ providers: [billing(), other], executor: semanticExecutor({ embedder }) });
+  const controller = new AbortController();
+  const waiting = g.match({ intent: 'reimburse the purchaser', signal: controller.signal });
+  controller.abort();
+  await rejectsWith(waiting, 'CG_MODEL_CANCELLED', 'match', 'retry');
+  release();
+  const both = await g.match({ intent: 'reimburse the purchaser' });
+  assert.deepEqual(new Set(both.matches.map((m) => m.id.providerId)), new Set(['acme', 'zeta']));
+  const narrowed = await g.match({ intent: 'reimburse the purchaser', requestProviderScope: ['zeta'] });
+  assert.deepEqual(narrowed.matches.map((m) => m.qualifiedId), ['zeta::refunds.ledger']);
+  const bound = await g.forProvider('acme').match({ intent: 'reimburse the purchaser' });
+  assert.ok(bound.matches.every((m) => m.id.providerId === 'acme'));
+  // The previous revision, once a reload replaced it, is served with vectors of its own.
+  const revision = both.meta.staticRevisionByProvider.acme;
+  await g.reload({ providerId: 'acme', definitions: { acme: inline('acme', [cap('billing.refunds', { description: 'Nothing like before.' })]).definition } });
+  const old = await g.match({ intent: 'reimburse the purchaser', requiredStaticRevisionByProvider: { acme: revision }, requestProviderScope: ['acme'] });
+  assert.equal(old.meta.servedFromByProvider.acme, 'previous');
+  assert.equal(old.matches[0].qualifiedId, 'acme::billing.refunds');
+  assert.match(old.matches[0].reason, /Returns a payment/);
+  await g.close();
+});

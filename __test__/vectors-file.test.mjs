@@ -171,3 +171,20 @@ test('10k capabilities opened with a current vectors file embed none of them', a
     p.cleanup();
   }
 });
+
+test('doctor checks a semantic executor and its embedder module', () => {
+  const p = project(1);
+  try {
+    writeFileSync(path.join(p.dir, 'good.json'), JSON.stringify({ providers: [], executor: { kind: 'semantic', embedder: './embedder.mjs' } }));
+    writeFileSync(path.join(p.dir, 'bad.json'), JSON.stringify({ providers: [], executor: { kind: 'semantic', embedder: './missing.mjs' } }));
+    const good = JSON.parse(p.cli('doctor', '--config', 'good.json', '--json').stdout);
+    assert.equal(good.checks.find((c) => c.id === 'executor').status, 'pass');
+    const r = p.cli('doctor', '--config', 'bad.json', '--json');
+    assert.equal(r.code, 1);
+    const bad = JSON.parse(r.stdout);
+    assert.equal(bad.checks.find((c) => c.id === 'executor').status, 'fail');
+    assert.match(bad.checks.find((c) => c.id === 'executor').message, /CG_CONFIG_INVALID/);
+  } finally {
+    p.cleanup();
+  }
+});

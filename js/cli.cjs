@@ -636,7 +636,8 @@ async function doctor(flags) {
   const file = flags.config ?? DEFAULT_CONFIG;
   const raw = readConfig(file);
   const { config } = openConfig(raw, file);
-  config.executor = await config.executor;
+  // An embedder module that does not load is the executor check's failure, reported below.
+  config.executor = await Promise.resolve(config.executor).catch(() => undefined);
   const checks = [];
   const warnings = [];
   const check = (id, status, message) => checks.push({ id, status, message });
@@ -687,7 +688,7 @@ async function doctor(flags) {
     check('executor', 'warn', 'no executor: match answers CG_MODEL_NOT_CONFIGURED');
   } else {
     try {
-      buildExecutor(raw.executor);
+      await buildExecutor(raw.executor, path.dirname(path.resolve(file)));
       check('executor', 'pass', `${raw.executor.kind} executor configured`);
     } catch (error) {
       check('executor', 'fail', describe(error));
