@@ -1,8 +1,9 @@
 // The demo: what an agent sees when it works through the bundled seed provider with the
 // built-in lexical executor — entry points, relations, details, a selection, its documents, and
-// a match from a user's words. Every step pins the revision the first step returned.
+// a match from a user's words, and a paraphrase the semantic executor finds when its model
+// package is installed. Every step pins the revision the first step returned.
 import { fileURLToPath } from 'node:url';
-import { CapabilityGraph, GraphError, lexicalExecutor, providerFromTools } from '@devcodex/capability-graph';
+import { CapabilityGraph, GraphError, lexicalExecutor, providerFromTools, semanticExecutor } from '@devcodex/capability-graph';
 import { TOOLS } from './tool-search/tools.mjs';
 
 const rootDir = fileURLToPath(new URL('./seed-provider', import.meta.url));
@@ -54,7 +55,10 @@ try {
     if (r.resolution) show(`   with ${r.resolution.added.join(', ') || 'nothing else'} added by requires`);
   }
 
-  step(8, 'A mistake, as the agent gets it');
+  step(8, 'A paraphrase, with the semantic executor');
+  await semanticStep('turn away malformed input before my code ever sees it');
+
+  step(9, 'A mistake, as the agent gets it');
   try {
     await graph.resolve({ ids: ['seed.http::route.websocket'], requiredStaticRevision });
   } catch (error) {
@@ -62,7 +66,7 @@ try {
     show(JSON.stringify(error.toJSON()));
   }
 
-  step(9, 'Tool search: which 5 of a host\'s 150 tools should the model see?');
+  step(10, 'Tool search: which 5 of a host\'s 150 tools should the model see?');
   const { definition, toolNames } = providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: TOOLS });
   const tools = await CapabilityGraph.open({ providers: [{ definition }], executor: lexicalExecutor({ minScore: 0.1 }) });
   const intent = 'refund the duplicate charge for order 1182';
@@ -71,4 +75,25 @@ try {
   await tools.close();
 } finally {
   await graph.close();
+}
+
+/** The semantic executor finds what the words mean; it needs the model package (the first-party
+ *  encoder's weights), so without it the demo says what to install. */
+async function semanticStep(intent) {
+  const semantic = await CapabilityGraph.open({
+    providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir, definitionLayout: 'directory' } }],
+    executor: semanticExecutor(),
+  });
+  try {
+    const lexical = await graph.match({ intent }).catch(() => undefined);
+    const r = await semantic.match({ intent });
+    show(`"${intent}" → ${r.status}${r.matches.length ? `: ${r.matches.map((m) => `${m.qualifiedId} (${m.confidence})`).join(', ')}` : ''}`);
+    if (r.matches[0]) show(`   ${r.matches[0].reason}`);
+    if (lexical) show(`   (the lexical executor: ${lexical.status})`);
+  } catch (error) {
+    if (!(error instanceof GraphError) || error.details?.package === undefined) throw error;
+    show(`not shown: the semantic executor needs ${error.details.package} (npm install ${error.details.package})`);
+  } finally {
+    await semantic.close();
+  }
 }
