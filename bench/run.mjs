@@ -183,6 +183,8 @@ rows.push(
   ['peak RSS during that reload (MiB)', (c) => fixed(mem(c).reloadPeakRssMiB)],
   ['  ÷ RSS after open', (c) => fixed(mem(c).reloadPeakRssMiB / mem(c).rssAfterOpenMiB, 2)],
   ['peak RSS, whole run with index (MiB)', (c) => fixed(c.main.median.peakRssMiB)],
+  ['semantic: vectors built, first match (ms)', (c) => fixed(c.main.median.semanticBuildMs)],
+  ['semantic: vector bytes/capability, engine accounting', (c) => fixed(perCap(c, c.main.median.semanticVectorBytes), 0)],
 );
 
 const header = ['capabilities', ...labels];

@@ -327,4 +327,54 @@ result.closeHeldMs = heldMs();
 
 // maxRSS is in KiB on every platform Node reports it for.
 result.peakRssMiB = process.resourceUsage().maxRSS / 1024;
+if (cg.semanticExecutor) await measureSemantic();
 process.stdout.write(`${JSON.stringify(result)}\n`);
+
+/** A deterministic stand-in for a sentence encoder (hashed words, 384 dimensions): without the
+ *  model package the bench still measures the engine's part — batches, quantising, scoring and
+ *  fusion — but not the encoder's. */
+function hashedEmbedder(dimensions = 384) {
+  return {
+    id: 'bench-hashed',
+    dimensions,
+    embed(texts) {
+      const out = new Float32Array(texts.length * dimensions);
+      texts.forEach((t, i) => {
+        for (const w of t.toLowerCase().split(/[^a-z0-9]+/)) {
+          let h = 7;
+          for (let k = 0; k < w.length; k++) h = (h * 31 + w.charCodeAt(k)) >>> 0;
+          out[i * dimensions + (h % dimensions)] += 1;
+        }
+        out[i * dimensions] += 0.01;
+      });
+      return out;
+    },
+  };
+}
+
+/** The semantic executor after the main graph closed: the vectors' build (the first match
+ *  waits for it), then matches with the vectors built, and the vectors' bytes. */
+async function measureSemantic() {
+  let model = 'minilm';
+  try {
+    createRequire(import.meta.url).resolve('@devcodex/capability-graph-minilm/package.json');
+  } catch {
+    model = 'bench-hashed';
+  }
+  const semantic = await cg.CapabilityGraph.open({
+    providers: spec.providers.map(({ providerId, rootDir }) => ({ providerId, authority: { kind: 'file', rootDir, definitionLayout: spec.layout ?? 'directory' } })),
+    executor: cg.semanticExecutor(model === 'minilm' ? {} : { embedder: hashedEmbedder() }),
+    budgets: { match: { embedBatchSize: 256, maxTimeoutMs: 3_600_000 } },
+  });
+  try {
+    const started = performance.now();
+    await semantic.match({ intent: rnd.pick(intents), timeoutMs: 3_600_000 });
+    result.semanticModel = model;
+    result.semanticBuildMs = ms(started);
+    const stats = await engineStats(semantic);
+    result.semanticVectorBytes = stats?.stats.providers.reduce((t, p) => t + (p.vectorBytes ?? 0), 0) ?? null;
+    result.steps['semantic match'] = await measureEach({ name: 'semantic match', method: 'match', each: (g) => g.match({ intent: rnd.pick(intents) }) }, semantic);
+  } finally {
+    await semantic.close();
+  }
+}

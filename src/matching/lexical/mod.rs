@@ -93,6 +93,36 @@ pub fn rank(
     limit: usize,
     min_score: f64,
 ) -> Vec<Ranked> {
+    let (mut ranked, terms) = rank_unexplained(snapshots, intent, limit, min_score);
+    for r in &mut ranked {
+        r.reason = explain(snapshots, r, &terms);
+    }
+    ranked
+}
+
+/// The request's terms, to explain a ranking afterwards ([`explain`]).
+pub struct Terms(Vec<QueryTerm>);
+
+/// The `reason` of `r` (ranked by [`rank_unexplained`] with these `terms`).
+pub fn explain(snapshots: &[&ProviderSnapshot], r: &Ranked, terms: &Terms) -> String {
+    reason::reason(
+        snapshots[r.provider],
+        r.provider,
+        r.node,
+        r.by_id,
+        r.by_name,
+        &terms.0,
+    )
+}
+
+/// [`rank`] without reasons (each costs a pass over the candidate's fields): for a caller that
+/// explains only the candidates it keeps.
+pub fn rank_unexplained(
+    snapshots: &[&ProviderSnapshot],
+    intent: &str,
+    limit: usize,
+    min_score: f64,
+) -> (Vec<Ranked>, Terms) {
     let indexes: Vec<&LexicalIndex> = snapshots.iter().map(|s| s.lexical()).collect();
     let tokenizer = Tokenizer::new();
     let mut sequence: Vec<String> = Vec::new();
@@ -129,7 +159,7 @@ pub fn rank(
         .map(|p| terms.iter().filter(|t| t.unit).map(|t| t.weights[p]).sum())
         .collect();
     if !intent_weights.iter().any(|&w| w > 0.0) {
-        return Vec::new();
+        return (Vec::new(), Terms(terms));
     }
     let by_id = named_by_id(snapshots, intent);
     let by_name = named_by_name(&indexes, &sequence);
@@ -203,17 +233,7 @@ pub fn rank(
         ranked.truncate(limit);
     }
     ranked.sort_by(order);
-    for r in &mut ranked {
-        r.reason = reason::reason(
-            snapshots[r.provider],
-            r.provider,
-            r.node,
-            r.by_id,
-            r.by_name,
-            &terms,
-        );
-    }
-    ranked
+    (ranked, Terms(terms))
 }
 
 /// What each provider's scores are multiplied by so that scores compare across providers: a

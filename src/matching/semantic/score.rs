@@ -42,7 +42,9 @@ pub fn rank(
         return None;
     }
     let (qscale, q) = quantise(query)?;
-    let lexical = lexical::rank(snapshots, intent, LEXICAL_POOL.max(limit), 0.0);
+    let (lexical, terms) =
+        lexical::rank_unexplained(snapshots, intent, LEXICAL_POOL.max(limit), 0.0);
+    let explain = |r: &Ranked| lexical::explain(snapshots, r, &terms);
     let mut out: Vec<Scored> = lexical
         .iter()
         .filter(|r| r.by_id())
@@ -50,7 +52,7 @@ pub fn rank(
             provider: r.provider,
             node: r.node,
             confidence: 1.0,
-            reason: r.reason.clone(),
+            reason: explain(r),
         })
         .collect();
     if has_cjk(intent)
@@ -62,11 +64,12 @@ pub fn rank(
             lexical
                 .iter()
                 .filter(|r| !r.by_id() && r.confidence >= lexical::DEFAULT_MIN_SCORE)
+                .take(limit.saturating_sub(out.len()))
                 .map(|r| Scored {
                     provider: r.provider,
                     node: r.node,
                     confidence: r.confidence,
-                    reason: r.reason.clone(),
+                    reason: explain(r),
                 }),
         );
         out.truncate(limit);
@@ -74,12 +77,19 @@ pub fn rank(
     }
     let by_key: HashMap<(usize, u32), &Ranked> =
         lexical.iter().map(|r| ((r.provider, r.node), r)).collect();
+    // Lexical evidence adds at most LEXICAL_WEIGHT: a capability further below the threshold
+    // than that is out whatever its words, and is never looked up.
+    let floor = min_score - LEXICAL_WEIGHT;
     let mut fused: Vec<(f64, usize, u32)> = Vec::new();
     for (p, v) in vectors.iter().enumerate() {
-        for (i, scale) in v.scales.iter().enumerate() {
+        for (i, (row, scale)) in v.data.chunks_exact(v.dims).zip(&v.scales).enumerate() {
+            let cos = cosine(&q, qscale, row, *scale);
+            if cos < floor {
+                continue;
+            }
             let node = i as u32;
             let lex = by_key.get(&(p, node)).map_or(0.0, |r| r.confidence);
-            let score = cosine(&q, qscale, v.row(i), *scale) + LEXICAL_WEIGHT * lex;
+            let score = cos + LEXICAL_WEIGHT * lex;
             if score >= min_score && score > 0.0 {
                 fused.push((score, p, node));
             }
@@ -105,12 +115,12 @@ pub fn rank(
         if out.iter().any(|s| (s.provider, s.node) == (p, node)) {
             continue;
         }
-        let words = by_key.get(&(p, node)).map(|r| r.reason.as_str());
+        let words = by_key.get(&(p, node)).map(|r| explain(r));
         out.push(Scored {
             provider: p,
             node,
             confidence: score.clamp(0.0, 1.0),
-            reason: reason(snapshots[p], node, words),
+            reason: reason(snapshots[p], node, words.as_deref()),
         });
     }
     out.truncate(limit);
