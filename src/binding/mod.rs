@@ -911,5 +911,11 @@ impl NativeGraph {
 /// file (`capability-graph-build-profile=release`).
 #[napi]
 pub fn build_profile() -> &'static str {
-    concat!("capability-graph-build-profile=", env!("CG_BUILD_PROFILE"))
+    // Ends in NUL in the file: whatever text the linker places next cannot read as part of it.
+    const MARKER: &str = concat!(
+        "capability-graph-build-profile=",
+        env!("CG_BUILD_PROFILE"),
+        "\0"
+    );
+    &MARKER[..MARKER.len() - 1]
 }
