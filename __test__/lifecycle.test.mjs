@@ -92,8 +92,10 @@ test('the engine accounts for the memory its snapshots keep', async () => {
   const definition = (n, text) => ({ providerId: 'acme', name: 'Acme', version: '1', capabilities: Array.from({ length: n }, (_, i) => cap(`c${i}`, { description: text })) });
   const graph = await CapabilityGraph.open({ providers: [{ definition: definition(50, 'short') }] });
   const before = graph[stats]();
-  assert.deepEqual(Object.keys(before.providers[0]), ['providerId', 'capabilities', 'snapshotBytes', 'previousSnapshotBytes', 'lexicalIndexBytes']);
+  assert.deepEqual(Object.keys(before.providers[0]), ['providerId', 'capabilities', 'snapshotBytes', 'previousSnapshotBytes', 'lexicalIndexBytes', 'vectorBytes', 'vectorsFile']);
   assert.equal(before.providers[0].lexicalIndexBytes, null);
+  // Without the semantic executor there are no capability vectors.
+  assert.deepEqual([before.providers[0].vectorBytes, before.providers[0].vectorsFile, before.embedded], [null, null, null]);
   assert.equal(before.providers[0].capabilities, 50);
   assert.equal(before.providers[0].previousSnapshotBytes, null);
   await graph.reload({ definitions: { acme: definition(50, 'x'.repeat(2000)) } });
