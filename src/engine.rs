@@ -239,7 +239,7 @@ impl Engine {
         let known = self.store.snapshots();
         let load = move || {
             semantic.loaded(matching::semantic::load_encoder(&dir));
-            semantic.plan(&snapshots, &known);
+            semantic.plan(&snapshots, &known, true);
             if semantic.start_building() {
                 semantic.build_with_encoder();
             }
@@ -292,7 +292,11 @@ impl Engine {
         let Some(semantic) = self.semantic.clone() else {
             return;
         };
-        semantic.plan(&self.store.current_snapshots(), &self.store.snapshots());
+        semantic.plan(
+            &self.store.current_snapshots(),
+            &self.store.snapshots(),
+            true,
+        );
         self.build_with_encoder();
     }
 

@@ -281,7 +281,7 @@ pub fn start(
             let served: Vec<std::sync::Arc<crate::snapshot::ProviderSnapshot>> =
                 session.view.served.iter().map(|(s, _)| s.clone()).collect();
             if served.iter().any(|s| s.semantic().is_none()) {
-                engine.plan(&served, &call.state.snapshots());
+                engine.plan(&served, &call.state.snapshots(), false);
             }
             let intent = semantic::cut(&req.intent, engine.max_text_bytes()).to_owned();
             session.request = if engine.is_host() {

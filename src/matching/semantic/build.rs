@@ -138,16 +138,24 @@ impl Semantic {
 
     /// Starts the builds of `targets` that have neither vectors nor a build, seeded with the
     /// vectors `known` snapshots of the same provider hold and with the entries of the
-    /// provider's vectors file. Builds of snapshots no longer among `known` stop.
-    pub fn plan(&self, targets: &[Arc<ProviderSnapshot>], known: &[Arc<ProviderSnapshot>]) {
+    /// provider's vectors file. Builds of snapshots no longer among `known` stop; with
+    /// `only_targets`, so do those of snapshots not among `targets` (a reload superseded them:
+    /// the current snapshots are built first, and an earlier one only when a `match` asks for it).
+    pub fn plan(
+        &self,
+        targets: &[Arc<ProviderSnapshot>],
+        known: &[Arc<ProviderSnapshot>],
+        only_targets: bool,
+    ) {
         let Some((model, dims)) = self.model() else {
             return;
         };
+        let keep = if only_targets { targets } else { known };
         let live: Vec<Arc<ProviderSnapshot>> = {
             let mut state = self.lock();
             state
                 .jobs
-                .retain(|j| known.iter().any(|k| Arc::ptr_eq(k, &j.snapshot)));
+                .retain(|j| keep.iter().any(|k| Arc::ptr_eq(k, &j.snapshot)));
             let live: Vec<_> = state.jobs.iter().map(|j| j.snapshot.clone()).collect();
             state
                 .out

@@ -37,6 +37,7 @@ fn later(ms: u64) -> Instant {
 #[test]
 fn rows_are_normalised_and_quantised() {
     let (scale, q) = quantise(&[3.0, 4.0, 0.0]).unwrap();
+    assert!((scale - 0.8 / 127.0).abs() < 1e-6);
     assert_eq!(q, vec![95, 127, 0]);
     assert!((cosine(&q, scale, &q, scale) - 1.0).abs() < 0.01);
     assert!(quantise(&[0.0, 0.0]).is_none());
@@ -48,7 +49,7 @@ fn rows_are_normalised_and_quantised() {
 fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
     let s = snapshot("");
     let sem = semantic(Model::Builtin(Arc::new(Hashed(64))));
-    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s));
+    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s), true);
     assert!(sem.start_building());
     assert!(!sem.start_building(), "one builder at a time");
     let builder = sem.clone();
@@ -78,22 +79,41 @@ fn a_later_snapshot_embeds_only_texts_no_earlier_vector_has() {
         id: "host".into(),
         dims: 8,
     });
-    sem.plan(std::slice::from_ref(&first), std::slice::from_ref(&first));
+    sem.plan(
+        std::slice::from_ref(&first),
+        std::slice::from_ref(&first),
+        true,
+    );
     let batch = sem.claim().unwrap();
     assert_eq!(batch.texts.len(), 3);
     sem.put(batch.id, Some(&[1.0; 24])).unwrap();
     assert!(first.semantic().is_some());
     // Same texts: nothing to embed.
     let same = snapshot("");
-    sem.plan(std::slice::from_ref(&same), &[same.clone(), first.clone()]);
+    sem.plan(
+        std::slice::from_ref(&same),
+        &[same.clone(), first.clone()],
+        true,
+    );
     assert!(same.semantic().is_some() && sem.claim().is_none());
     // Changed texts: all three, each once.
     let changed = snapshot(" Now different.");
     sem.plan(
         std::slice::from_ref(&changed),
         &[changed.clone(), first.clone()],
+        true,
     );
     assert_eq!(sem.claim().unwrap().texts.len(), 3);
+    // A reload superseding it before it is built: its build stops, the new snapshot's starts.
+    let newer = snapshot(" Newer still.");
+    sem.plan(
+        std::slice::from_ref(&newer),
+        &[newer.clone(), changed.clone()],
+        true,
+    );
+    let batch = sem.claim().unwrap();
+    assert!(batch.texts[0].contains("Newer still"), "{:?}", batch.texts);
+    assert!(sem.claim().is_none());
 }
 
 #[test]
@@ -103,7 +123,7 @@ fn a_bad_batch_fails_the_wait_and_is_handed_out_again() {
         id: "host".into(),
         dims: 4,
     });
-    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s));
+    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s), true);
     for bad in [
         None,
         Some(vec![1.0; 11]),
@@ -154,7 +174,7 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
         id: "host-1".into(),
         dims: 4,
     });
-    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s));
+    sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s), true);
     let batch = sem.claim().unwrap();
     let rows: Vec<f32> = (0..12).map(|i| (i % 5) as f32 - 2.0).collect();
     sem.put(batch.id, Some(&rows)).unwrap();
