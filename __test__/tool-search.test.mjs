@@ -146,11 +146,21 @@ test('the tool-search evaluation: at least 60 requests, each naming one of the 1
   const { spawnSync } = await import('node:child_process');
   const script = new URL('../bench/eval-tool-search.mjs', import.meta.url).pathname;
   const run = spawnSync(process.execPath, [script, '--executor=semantic'], { encoding: 'utf8', timeout: 60_000 });
-  if (typeof (await import('@devcodex/capability-graph')).semanticExecutor === 'function') {
+  const { createRequire } = await import('node:module');
+  const hasSemantic = typeof (await import('@devcodex/capability-graph')).semanticExecutor === 'function';
+  let hasModel = true;
+  try {
+    createRequire(import.meta.url).resolve('@devcodex/capability-graph-minilm/package.json');
+  } catch {
+    hasModel = false;
+  }
+  if (hasSemantic && hasModel) {
     assert.equal(run.status, 0, run.stderr);
   } else {
     assert.equal(run.status, 1);
     assert.match(run.stderr, /the semantic executor is not available/);
+    // Without its model package, the package to install is named.
+    if (hasSemantic) assert.match(run.stderr, /@devcodex\/capability-graph-minilm/);
     assert.equal(run.stdout, '');
   }
 });

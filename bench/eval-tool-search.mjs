@@ -92,7 +92,17 @@ async function main(argv) {
     console.error(`the ${name} executor is not available in this build of @devcodex/capability-graph`);
     return 1;
   }
-  const { rows, summary } = await evaluateToolSearch(executor);
+  let evaluated;
+  try {
+    evaluated = await evaluateToolSearch(executor);
+  } catch (error) {
+    // The semantic executor's first-party encoder lives in an optional model package.
+    const pkg = error?.code === 'CG_MODEL_UNAVAILABLE' ? error.details?.package : undefined;
+    if (pkg === undefined) throw error;
+    console.error(`the ${name} executor is not available: its model package ${pkg} is not installed`);
+    return 1;
+  }
+  const { rows, summary } = evaluated;
   if (argv.includes('--json')) {
     console.log(JSON.stringify({ executor: name, minScore: minScore === undefined ? null : Number(minScore), ...summary }, null, 2));
     return 0;
