@@ -259,7 +259,7 @@ fn semantic_executor(m: &Map<String, Value>) -> Result<ExecutorSpec> {
             if !crate::matching::semantic::file::is_model_id(&h.id) {
                 return Err(ConfigError::new(
                     "executor.embedder.id",
-                    "model ID: letters, digits, '.', '_' or '-', at most 128 bytes",
+                    "model ID: segments of letters, digits, '.', '_' or '-' joined by '/', at most 128 bytes",
                 ));
             }
             let dims = e

@@ -52,15 +52,18 @@ impl FileStatus {
     }
 }
 
-/// A model ID that names a file: letters, digits, `.`, `_`, `-`, starting with a letter or
-/// digit, at most 128 bytes.
+/// A model ID that names a file: `/`-separated segments of letters, digits, `.`, `_` and `-`,
+/// each starting with a letter or digit (so none is `.` or `..`), at most 128 bytes in all
+/// (the first-party encoder's is `all-MiniLM-L6-v2/int8-1-<crc>`).
 pub fn is_model_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= MAX_MODEL_BYTES
-        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && id.split('/').all(|segment| {
+            segment.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && segment
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        })
 }
 
 pub fn file_name(model: &str) -> String {

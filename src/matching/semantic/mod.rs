@@ -33,10 +33,35 @@ pub fn package_missing(package: &str) -> crate::error::GraphError {
     crate::error::with_missing_package(error, Some(package))
 }
 
-/// Loads the first-party encoder from its package's folder.
-pub fn load_encoder(_dir: &std::path::Path) -> crate::error::Result<std::sync::Arc<dyn Embed>> {
-    // This engine is built without the encoder: its package cannot be used.
-    Err(package_missing(MODEL_PACKAGE).detail("reason", "encoder_not_built"))
+/// Loads the first-party encoder from its package's folder: files missing are the package
+/// missing; files that are not a model this encoder runs are a broken package (its reason, never
+/// a path).
+pub fn load_encoder(dir: &std::path::Path) -> crate::error::Result<std::sync::Arc<dyn Embed>> {
+    use crate::encoder::{Encoder, LoadError};
+    match Encoder::load(dir) {
+        Ok(encoder) => Ok(std::sync::Arc::new(encoder)),
+        Err(LoadError::Missing) => Err(package_missing(MODEL_PACKAGE)),
+        Err(LoadError::Corrupt { .. }) => {
+            Err(package_missing(MODEL_PACKAGE).detail("reason", "model_package_corrupt"))
+        }
+    }
+}
+
+impl Embed for crate::encoder::Encoder {
+    fn id(&self) -> &str {
+        crate::encoder::Encoder::id(self)
+    }
+    fn dimensions(&self) -> usize {
+        crate::encoder::Encoder::dimensions(self)
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        threads: usize,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<Vec<f32>> {
+        crate::encoder::Encoder::embed(self, texts, threads, cancelled)
+    }
 }
 
 /// Where vectors come from: the first-party encoder, or a test's own.

@@ -207,7 +207,10 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
         file::FileStatus::Corrupt
     );
     assert!(file::is_model_id("all-MiniLM-L6-v2.int8"));
-    for bad in ["", "../x", ".hidden", "a/b", "a b"] {
+    assert!(file::is_model_id("all-MiniLM-L6-v2/int8-1-1a2b3c4d"));
+    for bad in [
+        "", "../x", ".hidden", "a/../b", "a//b", "/a", "a/", "a b", "a\\b",
+    ] {
         assert!(!file::is_model_id(bad), "{bad}");
     }
 }
