@@ -728,7 +728,8 @@ export interface LexicalExecutor {
  *  answers a `Float32Array` of `texts.length × dimensions` (rows need not be normalised). A
  *  throw, a rejection, a wrong length, a non-finite or all-zero row, anything but a
  *  `Float32Array` and a missed `budgets.match.embedTimeoutMs` are CG_MODEL_UNAVAILABLE / retry.
- *  `id` names the model (letters, digits, `.`, `_`, `-`; at most 128 bytes): vectors are cached,
+ *  `id` names the model (segments of letters, digits, `.`, `_`, `-` joined by `/`; at most 128
+ *  bytes): vectors are cached,
  *  and read from a provider's `vectors/<id>.bin`, under it. */
 export interface Embedder {
   id: string;
@@ -1378,8 +1379,8 @@ export declare class StdioServerTransport {
 export declare function lexicalExecutor(options?: { minScore?: number | undefined }): LexicalExecutor;
 
 /** The built-in semantic executor: the cosine of the request's vector with each capability's
- *  (name, ID words, description, whenToUse, distinction, examples) plus a quarter of the lexical
- *  executor's confidence; `minScore` (0–1, default 0.32) is the fused score a capability needs.
+ *  (name, description, whenToUse, examples) plus half the lexical executor's confidence where it
+ *  is at least 0.7; `minScore` (0–1, default 0.3) is the fused score a capability needs.
  *  A dotted ID in the request stays decisive; a CJK request the lexical executor serves keeps its
  *  answer. Vectors come from `embedder`, or else from the first-party encoder of the optional
  *  package `@devcodex/capability-graph-minilm` (without it `match` rejects CG_MODEL_UNAVAILABLE /

@@ -2,6 +2,8 @@
 import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { GraphError } from '@devcodex/capability-graph';
 
@@ -91,3 +93,18 @@ export const currentEvidence = (input, documents, configRevision = 'c') => ({
   indexedConfigRevision: configRevision,
   documents,
 });
+
+/**
+ * A project in a new temporary folder with this package installed and no model package: its JS
+ * layer, CLI and loader copied, its native binary linked. For what the semantic executor does
+ * without `@devcodex/capability-graph-minilm`, whatever this work tree has installed.
+ */
+export function projectWithoutModel() {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cg-nomodel-')));
+  const target = path.join(dir, 'node_modules', '@devcodex', 'capability-graph');
+  fs.mkdirSync(target, { recursive: true });
+  for (const d of ['js', 'bin']) fs.cpSync(path.join(repoRoot, d), path.join(target, d), { recursive: true });
+  for (const f of ['package.json', 'binding.js']) fs.copyFileSync(path.join(repoRoot, f), path.join(target, f));
+  for (const f of fs.readdirSync(repoRoot).filter((f) => f.endsWith('.node'))) fs.symlinkSync(path.join(repoRoot, f), path.join(target, f));
+  return { dir, bin: path.join(target, 'bin', 'capability-graph.cjs'), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}

@@ -336,10 +336,10 @@ test('the lexical executor holds its floor on the held-out intents, by kind, at 
 // `measured` is the floor each assertion holds: the figures as last measured, at most the goal.
 const SEMANTIC = {
   provider: {
-    all: { top3: { goal: 90, measured: null }, top1: { goal: 80, measured: null }, noMatchPrecision: { goal: 85, measured: null }, noMatchRecall: { goal: 95, measured: null } },
-    paraphrase: { top3: { goal: 75, measured: null } },
-    id: { top3: { goal: 95, measured: null } },
-    chinese: { top3: { goal: 95, measured: null } },
+    all: { top3: { goal: 90, measured: 87.1 }, top1: { goal: 80, measured: 82.8 }, noMatchPrecision: { goal: 85, measured: 75.7 }, noMatchRecall: { goal: 95, measured: 84.8 } },
+    paraphrase: { top3: { goal: 75, measured: 63.5 } },
+    id: { top3: { goal: 95, measured: 100 } },
+    chinese: { top3: { goal: 95, measured: 97 } },
   },
   '10k': { all: { top3: { goal: 85, measured: null } } },
 };

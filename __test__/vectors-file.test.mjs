@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, semanticExecutor } from '@devcodex/capability-graph';
-import { repoRoot } from './helpers.mjs';
+import { projectWithoutModel, repoRoot } from './helpers.mjs';
 
 const STATS = Symbol.for('capability-graph.stats');
 
@@ -145,14 +145,16 @@ test('corrupt, truncated and foreign vectors files are ignored: every capability
 
 test('embed without the model package or an embedder fails CG_MODEL_UNAVAILABLE / check_config naming the package', () => {
   const p = project(2);
+  const bare = projectWithoutModel();
   try {
-    const r = p.cli('embed', 'acme', '--json');
-    assert.equal(r.code, 1);
+    const r = spawnSync(process.execPath, [bare.bin, 'embed', p.root, '--json'], { cwd: bare.dir, encoding: 'utf8' });
+    assert.equal(r.status, 1);
     const { error } = JSON.parse(r.stderr);
     assert.deepEqual([error.code, error.nextAction, error.details.package], ['CG_MODEL_UNAVAILABLE', 'check_config', '@devcodex/capability-graph-minilm']);
-    assert.equal(r.stderr.includes(p.dir), false);
+    assert.equal(r.stderr.includes(p.dir) || r.stderr.includes(bare.dir), false);
   } finally {
     p.cleanup();
+    bare.cleanup();
   }
 });
 

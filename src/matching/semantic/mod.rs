@@ -13,11 +13,16 @@ pub use score::rank;
 
 use crate::snapshot::{Capability, ProviderSnapshot};
 
-/// Default `minScore`: the fused score (cosine + [`LEXICAL_WEIGHT`] × lexical confidence) a
-/// capability needs to be selected.
-pub const DEFAULT_MIN_SCORE: f64 = 0.32;
+/// Default `minScore`: the fused score (cosine + [`LEXICAL_WEIGHT`] × lexical confidence, that
+/// confidence counted from [`LEXICAL_GATE`]) a capability needs to be selected. The weight, the
+/// gate and the threshold were chosen on the tuning half of the match evaluation.
+pub const DEFAULT_MIN_SCORE: f64 = 0.3;
 /// How much the lexical executor's confidence adds to the cosine.
-pub const LEXICAL_WEIGHT: f64 = 0.25;
+pub const LEXICAL_WEIGHT: f64 = 0.5;
+/// The least lexical confidence that adds anything: a request covered by the capability's own
+/// words is strong evidence, a word or two in common is not (it misleads more paraphrases than
+/// it helps).
+pub const LEXICAL_GATE: f64 = 0.7;
 /// The most dimensions an embedder may give a vector.
 pub const MAX_DIMENSIONS: u64 = 4096;
 
@@ -125,19 +130,11 @@ pub fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// What is embedded for a capability: its name, its ID as words, description, whenToUse,
-/// distinction and examples; never a document body.
+/// What is embedded for a capability: its name, description, whenToUse and examples; never a
+/// document body. Its ID's words are left to the lexical evidence and its distinction (what it
+/// is not) out: on the tuning half both moved paraphrases away from their capability.
 pub fn capability_text(c: &Capability, max_bytes: usize) -> String {
-    let id_words: String = c
-        .id()
-        .split(['.', '_', '-'])
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut parts: Vec<&str> = vec![c.name(), &id_words, c.description(), c.when_to_use()];
-    if let Some(d) = c.distinction() {
-        parts.push(d);
-    }
+    let mut parts: Vec<&str> = vec![c.name(), c.description(), c.when_to_use()];
     parts.extend(c.examples.iter().map(|e| &**e));
     let mut text = String::new();
     for p in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {

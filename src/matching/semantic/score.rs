@@ -1,9 +1,9 @@
-//! Scoring: the cosine of the intent's vector with every capability's, plus a quarter of the
-//! lexical executor's confidence. A capability named by its dotted ID comes first whatever its
+//! Scoring: the cosine of the intent's vector with every capability's, plus half the lexical
+//! executor's confidence where that confidence is high. A capability named by its dotted ID comes first whatever its
 //! vector says; a request in CJK text that the lexical executor serves keeps its answer (an
 //! English sentence encoder does not understand it).
 
-use super::{cosine, quantise, Vectors, LEXICAL_WEIGHT};
+use super::{cosine, quantise, Vectors, LEXICAL_GATE, LEXICAL_WEIGHT};
 use crate::matching::lexical::{self, Ranked};
 use crate::snapshot::ProviderSnapshot;
 use std::cmp::Ordering;
@@ -88,7 +88,11 @@ pub fn rank(
                 continue;
             }
             let node = i as u32;
-            let lex = by_key.get(&(p, node)).map_or(0.0, |r| r.confidence);
+            let lex = by_key
+                .get(&(p, node))
+                .map_or(0.0, |r| r.confidence)
+                .max(0.0);
+            let lex = if lex >= LEXICAL_GATE { lex } else { 0.0 };
             let score = cos + LEXICAL_WEIGHT * lex;
             if score >= min_score && score > 0.0 {
                 fused.push((score, p, node));

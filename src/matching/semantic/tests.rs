@@ -221,7 +221,7 @@ fn capability_texts_hold_the_fields_and_their_bound() {
     let c = s.capability(s.find("billing.refunds").unwrap());
     assert_eq!(
         capability_text(c, 2048),
-        "Refunds. billing refunds. Returns a payment to a customer. When needed."
+        "Refunds. Returns a payment to a customer. When needed."
     );
     assert_eq!(capability_text(c, 9), "Refunds.");
     assert_eq!(cut("héllo", 2), "h");
