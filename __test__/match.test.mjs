@@ -341,8 +341,10 @@ const SEMANTIC = {
     id: { top3: { goal: 95, measured: 100 } },
     chinese: { top3: { goal: 95, measured: 97 } },
   },
-  '10k': { all: { top3: { goal: 85, measured: null } } },
 };
+// The 10k catalog's goal (top-3 >= 85%) is measured by `npm run eval:match -- --executor=semantic`
+// on a release build (docs/match-and-executors.md): embedding 10,000 generated capabilities with
+// the debug build this suite runs would take most of an hour.
 
 test('the semantic executor holds its floor on the held-out intents', async (t) => {
   const { evaluate, makeExecutor } = await import('../bench/eval-match.mjs');
