@@ -1245,12 +1245,16 @@ export interface ToolAdapterOptions {
   dialect?: ToolDialect | undefined;
 }
 
-/** What every tool is (MCP tool annotations): it reads the graph and changes nothing. */
+/**
+ * MCP tool annotations: every tool reads and changes nothing; `openWorldHint` is true when its
+ * answer comes from host code (the host's retrievers and runtime adapters, `match` with the
+ * host's executor, document bodies when the host registered readers).
+ */
 export interface ToolAnnotations {
   readOnlyHint: true;
   destructiveHint: false;
   idempotentHint: true;
-  openWorldHint: false;
+  openWorldHint: boolean;
 }
 
 /** A JSON Schema node of a tool's input. */

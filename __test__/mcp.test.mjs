@@ -433,3 +433,48 @@ test('`capability-graph mcp --http` serves the shipped config over Streamable HT
     assert.deepEqual([error.code, error.phase, error.details.field], ['CG_INPUT_INVALID', 'config', args[0]]);
   }
 });
+
+test("MCP tool annotations say which tools answer from host components", async () => {
+  const { lexicalExecutor } = await import('@devcodex/capability-graph');
+  const closed = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  const open = { ...closed, openWorldHint: true };
+  const GRAPH_ONLY = ['list_providers', 'get_provider', 'list_catalog', 'get_capabilities', 'get_neighbors', 'resolve', 'resolve_selection', 'list_knowledge_members', 'list_specification_documents'];
+  const BODIES = ['read_documents', 'read_document_page', 'read_specification', 'read_specification_page'];
+  const HOSTED = ['retrieve_capabilities', 'query_knowledge', 'query_runtime'];
+  const annotations = async (graph) => {
+    const mcp = await connected(graph, { documentBodies: true, tools: [...GRAPH_ONLY, 'match', ...BODIES, ...HOSTED] });
+    const { tools } = await mcp.client.listTools();
+    await mcp.close();
+    return new Map(tools.map((t) => [t.name, t]));
+  };
+  const hosts = {
+    capabilityRetriever: { id: 'r', retrieve: () => ({ candidates: [] }) },
+    knowledgeRetriever: { id: 'k', retrieve: () => ({ hits: [] }) },
+    runtimeAdapters: [{ id: 'rt', providerId: 'seed.http', query: () => ({ items: [] }) }],
+  };
+  // The engine's own executor, documents from the provider's files only.
+  const engine = await CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor(), ...hosts });
+  let tools = await annotations(engine);
+  for (const name of [...GRAPH_ONLY, 'match', ...BODIES]) assert.deepEqual(tools.get(name).annotations, { title: tools.get(name).title, ...closed }, name);
+  for (const name of HOSTED) {
+    assert.deepEqual(tools.get(name).annotations, { title: tools.get(name).title, ...open }, name);
+    assert.match(`${tools.get(name).title} ${tools.get(name).description}`, /host's/, name);
+  }
+  assert.match(tools.get('match').description, /built-in/);
+  await engine.close();
+  // A host executor (a model, say) and the host's readers: their tools say their answers come
+  // from the host.
+  const hosted = await CapabilityGraph.open({
+    providers: [seedSource()],
+    executor: { id: 'model', match: async () => ({ matches: [] }) },
+    readers: [{ id: 'web', canRead: () => false, read: async () => ({}) }],
+    ...hosts,
+  });
+  tools = await annotations(hosted);
+  for (const name of GRAPH_ONLY) assert.deepEqual(tools.get(name).annotations, { title: tools.get(name).title, ...closed }, name);
+  for (const name of ['match', ...BODIES, ...HOSTED]) {
+    assert.deepEqual(tools.get(name).annotations, { title: tools.get(name).title, ...open }, name);
+    assert.match(`${tools.get(name).title} ${tools.get(name).description}`, /host's/, name);
+  }
+  await hosted.close();
+});

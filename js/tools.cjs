@@ -193,7 +193,7 @@ function toolTable(ex, bound) {
       name: 'match',
       verb: 'match',
       title: 'Match an intent to capabilities',
-      description: "Find the capabilities that fit a user's intent with the configured model executor.",
+      description: "Find the capabilities that fit a user's intent with the configured executor.",
       properties: {
         intent: { type: 'string', minLength: 1, maxLength: 4096, description: 'What the user wants to do, in their words.' },
         context: map(
@@ -344,7 +344,7 @@ function toolTable(ex, bound) {
       name: 'query_runtime',
       verb: 'queryRuntime',
       title: 'Observe running instances',
-      description: 'Observe running instances of a provider in one project and environment.',
+      description: "Observe running instances of a provider in one project and environment, through the host's runtime adapter.",
       properties: {
         project: { type: 'string', minLength: 1, description: 'The project, as the runtime names it.' },
         environment: { type: 'string', minLength: 1, description: 'The environment, e.g. "staging".' },
@@ -372,8 +372,27 @@ const ENTRY_POINTS = {
   examples: [{}],
 };
 
-/** What every tool is: it reads the graph and changes nothing. */
+/** What every tool is: it reads and changes nothing, so a repeated call has no further effect. */
 const ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/**
+ * MCP's hints for `tool`: its world is open when its answer comes from host code rather than
+ * the graph alone (the host's retrievers and runtime adapters always; `match` with the host's
+ * executor; document bodies when the host's readers read them). `fromHost` is the engine's say.
+ */
+function annotationsOf(tool, fromHost) {
+  const open = tool.host === 'match' ? fromHost.match : tool.host !== undefined || (tool.body === true && fromHost.documents);
+  return { ...ANNOTATIONS, openWorldHint: open };
+}
+
+/** What `match` says it runs on: the engine's own executor, the host's, or whichever is set. */
+function matchDescription(hostVerbs) {
+  const what = "Find the capabilities that fit a user's intent";
+  if (!hostVerbs.match) return `${what} with the configured executor.`;
+  return hostVerbs.fromHost.match
+    ? `${what} with the host's executor (its answers come from host code, such as a model).`
+    : `${what} with the built-in executor (it ranks the graph's own text).`;
+}
 
 // --- the strict dialect ---------------------------------------------------------------------
 
@@ -662,10 +681,10 @@ function createToolAdapter(graph, options = {}) {
     return {
       name: prefix + t.name,
       title: t.title,
-      description: t.description,
+      description: t.name === 'match' ? matchDescription(hostVerbs) : t.description,
       inputSchema: schema,
       outputSchema: t.output,
-      annotations: { ...ANNOTATIONS },
+      annotations: annotationsOf(t, hostVerbs.fromHost),
       examples,
     };
   });

@@ -383,7 +383,14 @@ impl Engine {
     /// JSON `{ verb: bool }`.
     pub fn host_verbs(&self, bound: Option<&str>) -> Result<String> {
         let call = self.call(bound)?;
-        Ok(backends::host_verbs(&call, self.executor.is_some()).to_string())
+        let host_executor = matches!(self.executor, Some(Executor::Host { .. }));
+        Ok(backends::host_verbs(
+            &call,
+            self.executor.is_some(),
+            host_executor,
+            self.has_readers,
+        )
+        .to_string())
     }
 
     fn call<'a>(&'a self, bound: Option<&'a str>) -> Result<Call<'a>> {

@@ -25,7 +25,10 @@ pub struct Backends {
 
 /// The verbs served by a host component that can answer `call`'s caller, each `true` or
 /// `false`: what a tool list offers by default. `executor` says whether an executor is set.
-pub fn host_verbs(call: &Call, executor: bool) -> Value {
+/// `fromHost` says which answers come from host code rather than the engine alone: `match`
+/// when the executor is the host's (`host_executor`), `documents` when the host registered
+/// readers (URL documents are then read by them); what tool annotations call an open world.
+pub fn host_verbs(call: &Call, executor: bool, host_executor: bool, readers: bool) -> Value {
     let runtime = match call.bound {
         Some(provider) => call.backends.runtime.iter().any(|p| p == provider),
         None => !call.backends.runtime.is_empty(),
@@ -35,6 +38,7 @@ pub fn host_verbs(call: &Call, executor: bool) -> Value {
         "retrieveCapabilities": call.backends.capability_retriever,
         "queryKnowledge": call.backends.knowledge_retriever,
         "queryRuntime": runtime,
+        "fromHost": { "match": host_executor, "documents": readers },
     })
 }
 
