@@ -1409,11 +1409,14 @@ export declare function codexExecutor(options?: CodexExecutorOptions): ModelExec
 
 /** A tool as a host holds it: MCP `tools/list` (`inputSchema`), OpenAI Chat Completions
  *  (`{ type: 'function', function: { … } }`) and Responses (`{ type: 'function', name, … }`)
- *  function tools, Anthropic tools (`input_schema`). Other fields are ignored. */
+ *  function tools, Anthropic tools (`input_schema`), an AI SDK tool. Other fields are ignored. */
 export interface HostTool {
   name?: string | undefined;
   title?: string | null | undefined;
-  description?: string | null | undefined;
+  /** Searchable words. The AI SDK's per-call description (a function of the call's `context`) is
+   *  typed here so a `ToolSet` passes as it is, but refused (`CG_INPUT_INVALID`, `details.field`
+   *  `tools.<name>.description`): there is no call yet to describe it for, so resolve it first. */
+  description?: string | null | ((options: never) => unknown) | undefined;
   type?: string | undefined;
   function?: { name: string; description?: string | null | undefined; parameters?: object | null | undefined; [key: string]: unknown } | undefined;
   inputSchema?: object | null | undefined;

@@ -1,6 +1,6 @@
 // Compiled by types.test.mjs: each SDK helper's result goes into that SDK's own API with no cast,
 // under --strict and exactOptionalPropertyTypes.
-import { CapabilityGraph, createToolAdapter, type MatchResult, type ToolProvider } from '@devcodex/capability-graph';
+import { CapabilityGraph, createToolAdapter, providerFromTools, type MatchResult, type ToolProvider } from '@devcodex/capability-graph';
 import { aiSdkTools, activeToolsFromMatch, type AiSdkToolSet } from '@devcodex/capability-graph/ai-sdk';
 import { openaiAgentsTools } from '@devcodex/capability-graph/openai-agents';
 import { handleToolCalls, openaiChatTools, openaiResponsesTools, type OpenAIToolMessage, type OpenAIFunctionCallOutput } from '@devcodex/capability-graph/openai';
@@ -34,6 +34,11 @@ export async function aiSdk(graph: CapabilityGraph, answer: MatchResult): Promis
   const fromTools: ToolProvider['toolNames'] = new Map([['weather', 'get_weather']]);
   const narrowed = activeToolsFromMatch(answer, fromTools, hostTools);
   await generateText({ model, tools: hostTools, activeTools: narrowed, prompt: 'weather?' });
+  // Tool search over the host's own AI SDK tools: the tool set as it is typed, no cast.
+  const { toolNames: searched } = providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: hostTools });
+  await generateText({ model, tools: hostTools, activeTools: activeToolsFromMatch(answer, searched, hostTools), prompt: 'weather?' });
+  const anySet: ToolSet = hostTools;
+  providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: anySet });
   // @ts-expect-error -- a table names tools, not numbers
   activeToolsFromMatch(answer, { a: 1 });
   // @ts-expect-error -- the tools are the SDK's, not any
