@@ -486,3 +486,34 @@ test('an intent of white space and byte order marks only is blank', async () => 
     await g.close();
   }
 });
+
+test('npm run eval:match measures tool search over 150 tools per executor, printed and in --json', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const cg = await import('@devcodex/capability-graph');
+  const script = new URL('../bench/eval-match.mjs', import.meta.url).pathname;
+  // The lexical executor through the script (the semantic one's match figures take minutes in a
+  // debug build); every executor in process, with no catalog sizes.
+  const args = [script, '--sizes=small', '--split=tune', '--executor=lexical'];
+  const json = spawnSync(process.execPath, [...args, '--json'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(json.status, 0, json.stderr);
+  const { toolSearch } = JSON.parse(json.stdout);
+  assert.deepEqual(toolSearch.map((r) => r.executor), ['lexical']);
+  const { evaluate, EXECUTORS } = await import('../bench/eval-match.mjs');
+  const all = await evaluate({ sizes: [], executors: EXECUTORS, toolSearch: true });
+  // One row per executor that ran, none for one this machine cannot run.
+  assert.deepEqual(all.toolSearch.map((r) => r.executor), all.executors);
+  assert.ok(all.executors.includes('lexical'));
+  if (typeof cg.semanticExecutor !== 'function') assert.ok('semantic' in all.unavailable);
+  assert.deepEqual(all.toolSearch[0], toolSearch[0]);
+  for (const row of all.toolSearch) {
+    assert.equal(row.tools, 150);
+    assert.ok(row.intents >= 60);
+    assert.ok(row.top1 <= row.top3 && row.top3 <= row.top5, JSON.stringify(row));
+    assert.equal(row.top3, Math.round((row.counts.top3 / row.intents) * 1000) / 10);
+  }
+  const text = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(text.status, 0, text.stderr);
+  const lexical = toolSearch.find((r) => r.executor === 'lexical');
+  assert.match(text.stdout, /\ntool search: 150 tools, \d+ requests; top-1 top-3 top-5 no_match\n/);
+  assert.ok(text.stdout.includes(`lexical   ${lexical.top1.toFixed(1).padStart(5)} ${lexical.top3.toFixed(1).padStart(5)} ${lexical.top5.toFixed(1).padStart(5)}`), text.stdout);
+});

@@ -12,6 +12,9 @@
 //   node bench/eval-match.mjs --sizes=small,provider,10k   catalog sizes to run
 //   node bench/eval-match.mjs --min-score=0.2    pass { minScore } to each executor
 //
+// Each run ends with tool search (bench/eval-tool-search.mjs): the 150 tools of
+// examples/tool-search as a provider, top-1/3/5 of the right tool per executor that ran.
+//
 // The intents are split in half by a fixed seed, stratified by provider and kind (direct,
 // paraphrase, id, chinese, no-match): `tune` is what a ranker may be tuned on, `heldout` is not.
 // Providers are split in the order of PROVIDERS with one generator: a provider added at the end
@@ -46,6 +49,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as cg from '@devcodex/capability-graph';
 import { generate, prng } from './generate.mjs';
+import { evaluateToolSearch } from './eval-tool-search.mjs';
 
 export const PROVIDERS = [
   { providerId: 'eval.webapp', dir: 'eval-provider' },
@@ -228,7 +232,7 @@ const percentile = (sorted, q) => (sorted.length === 0 ? null : Math.round(sorte
  * Every measure per executor, split, provider and size (and per kind within each), the match
  * latency per executor and size, and the semantic executor's index cost.
  */
-export async function evaluate({ splits = ['tune'], sizes = SIZES, minScore, executors = ['lexical'] } = {}) {
+export async function evaluate({ splits = ['tune'], sizes = SIZES, minScore, executors = ['lexical'], toolSearch = false } = {}) {
   const providers = await loadProviders();
   const intents = split(providers).filter((i) => splits.includes(i.split));
   const rows = [];
@@ -280,7 +284,17 @@ export async function evaluate({ splits = ['tune'], sizes = SIZES, minScore, exe
     const ms = base ? Math.max(0, c.coldMs - base.coldMs) : null;
     index.push({ executor: 'semantic', size: c.size, provider: c.provider, capabilities: c.capabilities, coldMs: Math.round(c.coldMs), msPerCapability: ms === null ? null : Math.round((ms / c.capabilities) * 1000) / 1000 });
   }
-  return { rows, report, latency, index, unavailable, executors: ran };
+  // Tool search: the same executors over a host's 150 tools (its own catalog, no sizes or halves).
+  const tools = [];
+  for (const name of toolSearch ? [...ran] : []) {
+    try {
+      tools.push({ executor: name, ...(await evaluateToolSearch(makeExecutor(name, minScore).executor)).summary });
+    } catch (error) {
+      unavailable[name] = unavailableReason(error);
+      ran.splice(ran.indexOf(name), 1);
+    }
+  }
+  return { rows, report, latency, index, unavailable, executors: ran, ...(toolSearch ? { toolSearch: tools } : {}) };
 }
 
 const isMiss = (r) => (r.expected === null ? r.status !== 'no_match' : r.got[0] !== r.expected);
@@ -299,17 +313,18 @@ if (process.argv[1] && import.meta.url === new URL(`file://${path.resolve(proces
   // The semantic index cost is measured against the lexical cold start: run lexical beside it.
   const executors = asked.includes('semantic') ? EXECUTORS : asked;
   const minScore = arg('min-score') === undefined ? undefined : Number(arg('min-score'));
-  const result = await evaluate({ splits, sizes, minScore, executors });
+  const result = await evaluate({ splits, sizes, minScore, executors, toolSearch: true });
   const report = result.report.filter((r) => asked.includes(r.executor));
   const latency = result.latency.filter((r) => asked.includes(r.executor));
   const shown = result.executors.filter((e) => asked.includes(e));
   const unavailable = Object.fromEntries(Object.entries(result.unavailable).filter(([e]) => asked.includes(e)));
+  const toolSearch = result.toolSearch.filter((r) => asked.includes(r.executor));
   // Misses are listed for the tuning half only: reading held-out misses would be tuning on them.
   const misses = result.rows.filter((r) => asked.includes(r.executor) && r.split === 'tune' && isMiss(r)).map((r) => ({
     executor: r.executor, size: r.size, provider: r.provider, kind: r.kind, intent: r.intent, expected: r.expected, status: r.status, got: r.got.slice(0, 3),
   }));
   if (process.argv.includes('--json')) {
-    console.log(JSON.stringify({ limit: LIMIT, minScore: minScore ?? null, executors: shown, unavailable, report, latency, index: result.index, misses }, null, 2));
+    console.log(JSON.stringify({ limit: LIMIT, minScore: minScore ?? null, executors: shown, unavailable, report, latency, index: result.index, toolSearch, misses }, null, 2));
   } else {
     for (const [e, why] of Object.entries(unavailable)) console.log(`${e}: ${why}; ${shown.length ? `running ${shown.join(', ')}` : 'nothing to run'}`);
     const fmt = (v) => (v === null || v === undefined ? '    -' : `${v.toFixed(1).padStart(5)}`);
@@ -332,6 +347,10 @@ if (process.argv[1] && import.meta.url === new URL(`file://${path.resolve(proces
     if (result.index.length) {
       console.log('\nsemantic index cost          capabilities  ms/capability');
       for (const x of result.index) console.log(`${x.size.padEnd(9)} ${x.provider.padEnd(16)} ${String(x.capabilities).padStart(8)}  ${String(x.msPerCapability).padStart(10)}`);
+    }
+    if (toolSearch.length) {
+      console.log(`\ntool search: ${toolSearch[0].tools} tools, ${toolSearch[0].intents} requests; top-1 top-3 top-5 no_match`);
+      for (const t of toolSearch) console.log(`${t.executor.padEnd(9)} ${fmt(t.top1)} ${fmt(t.top3)} ${fmt(t.top5)} ${String(t.noMatch).padStart(8)}`);
     }
     if (misses.length) {
       console.log(`\nmisses of the tuning half (${misses.length}):`);
