@@ -636,7 +636,8 @@ export interface DocumentBodyPage {
   meta: ResultMeta & { budgets: Budgets };
 }
 
-/** A host reader for documents the engine does not read itself (URL locators). */
+/** A host reader for documents the engine does not read itself (URL locators). Here as in
+ *  every host component, an optional method given as `undefined` is absent. */
 export interface KnowledgeReader {
   id: string;
   canRead(ref: KnowledgeDocumentRef): boolean;
@@ -647,11 +648,13 @@ export interface KnowledgeReader {
    * `budgets.read.readerTimeoutMs`; `signal` is aborted by then, by the caller's page-read signal
    * and when `close()` settles the call.
    */
-  stream?(
-    ref: KnowledgeDocumentRef,
-    context: { providerId: string; staticRevision: string },
-    options: { chunkBytes: number; signal: AbortSignal },
-  ): AsyncIterable<{ bytes: Uint8Array; contentType: string; source: string }>;
+  stream?:
+    | ((
+        ref: KnowledgeDocumentRef,
+        context: { providerId: string; staticRevision: string },
+        options: { chunkBytes: number; signal: AbortSignal },
+      ) => AsyncIterable<{ bytes: Uint8Array; contentType: string; source: string }>)
+    | undefined;
   /** Must settle within `budgets.read.readerTimeoutMs` (10 s), else the document is
    *  CG_DOCUMENT_UNREADABLE/retry; `signal` is aborted then, and when `close()` settles the call. */
   read(
@@ -1089,23 +1092,25 @@ export interface DatabaseReadView {
   /** Endpoints in ID order, as local IDs or `{ providerId, capabilityId }` of the view's provider,
    *  item by item: exactly the edges the definitions declare or imply (a stream longer than the
    *  provider's capabilities is `neighbor_stream_unbounded`). */
-  neighbors?(capabilityId: string, kind: NeighborKind, page: DatabasePageRequest): DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>;
+  neighbors?: ((capabilityId: string, kind: NeighborKind, page: DatabasePageRequest) => DatabasePage<string | CapabilityId> | Promise<DatabasePage<string | CapabilityId>>) | undefined;
   /** Every edge of the eight streams at once, by `from` in ID order, then `kind` in the order of
    *  `parents`, `children`, `specializes`, `specializedBy`, `related`, `relatedBy`, `requires`,
    *  `requiredBy`, then `to` in ID order; checked as the streams would be. Asked for pages of up
    *  to 5,000 items. */
-  scanRelations?(page: DatabasePageRequest & { maxBytes: number }): DatabasePage<DatabaseRelation> | Promise<DatabasePage<DatabaseRelation>>;
+  scanRelations?: ((page: DatabasePageRequest & { maxBytes: number }) => DatabasePage<DatabaseRelation> | Promise<DatabasePage<DatabaseRelation>>) | undefined;
   /** What changed since `sourceRevision` (the revision the current snapshot was read from): every
    *  capability written or removed since, once, in strictly increasing `capabilityId` order, or
    *  `{ unknown: true }` as the first page (the provider is then read whole). A reload then reads
    *  only these, and the streams (`neighbors`) of the capabilities they touch; the rest comes
    *  from the records the snapshot kept, and the whole candidate is validated. */
-  changedSince?(
-    sourceRevision: string,
-    page: DatabasePageRequest & { maxBytes: number },
-  ): DatabasePage<DatabaseChange> | { unknown: true } | Promise<DatabasePage<DatabaseChange> | { unknown: true }>;
+  changedSince?:
+    | ((
+        sourceRevision: string,
+        page: DatabasePageRequest & { maxBytes: number },
+      ) => DatabasePage<DatabaseChange> | { unknown: true } | Promise<DatabasePage<DatabaseChange> | { unknown: true }>)
+    | undefined;
   /** Called once the view was read (or found unchanged), also after a failure. */
-  close?(): void | Promise<void>;
+  close?: (() => void | Promise<void>) | undefined;
 }
 
 /** The authority of a database provider. The engine reads the provider whole through a view at

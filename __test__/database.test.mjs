@@ -707,3 +707,32 @@ test('a relative knowledgeRootDir is taken from the working directory of the mom
   assert.equal(read.results[0].ok, true, JSON.stringify(read.results[0]));
   await graph.close();
 });
+
+test("a host component's optional method given as undefined is absent: a view's relation calls and close, a reader's stream", async () => {
+  const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  const [expected] = (await fromFiles.listProviders()).items;
+  const neighbours = await fromFiles.getNeighbors('seed.http::route');
+  await fromFiles.close();
+  for (const edges of ['bulk', 'each', 'records']) {
+    const db = seedDatabase();
+    db.edges = edges;
+    const inner = db.adapter();
+    // Every optional method the view lacks is written, as undefined.
+    const adapter = { id: inner.id, openView: async (id) => ({ scanRelations: undefined, neighbors: undefined, ...(await inner.openView(id)), close: undefined }) };
+    const graph = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter } }] });
+    assert.equal((await graph.listProviders()).items[0].staticRevision, expected.staticRevision, edges);
+    assert.deepEqual(await graph.getNeighbors('seed.http::route'), neighbours, edges);
+    await graph.close();
+  }
+  const knowledge = [{ kind: 'document', knowledgeId: 'WEB', role: 'guide', title: 'Web', locator: { type: 'http', url: 'https://docs.example/guide.md' } }];
+  const definition = { providerId: 'acme', name: 'A', version: '1', capabilities: [{ capabilityId: 'x', name: 'X', description: 'X.', whenToUse: 'X.', knowledge }] };
+  const reader = { id: 'web', canRead: () => true, stream: undefined, read: async () => ({ bytes: new TextEncoder().encode('# Guide\n'), contentType: 'text/markdown', source: 'https://docs.example/guide.md' }) };
+  const graph = await CapabilityGraph.open({ providers: [{ definition }], readers: [reader] });
+  try {
+    const page = await graph.readDocumentPage({ capability: 'acme::x', knowledgeId: 'WEB' });
+    assert.equal(page.text, '# Guide\n');
+    assert.equal((await graph.readDocuments({ selected: ['acme::x'] })).results[0].value.text, '# Guide\n');
+  } finally {
+    await graph.close();
+  }
+});

@@ -8,7 +8,13 @@ import {
   lexicalExecutor,
   semanticExecutor,
   seedProviderRoot,
+  type CapabilityDefinition,
   type CatalogPage,
+  type DatabasePage,
+  type DatabasePageRequest,
+  type DatabaseReadView,
+  type DatabaseRelation,
+  type KnowledgeReader,
   type ProviderSource,
   type RuntimeAdapter,
 } from '@devcodex/capability-graph';
@@ -75,4 +81,28 @@ export async function loops(maybeLimit: number | undefined, maybePrefix: string 
   } finally {
     await graph.close();
   }
+}
+
+declare const rows: CapabilityDefinition[];
+declare const maybeRelations: ((page: DatabasePageRequest & { maxBytes: number }) => DatabasePage<DatabaseRelation>) | undefined;
+declare const maybeStream: KnowledgeReader['stream'] | undefined;
+
+/** A host component's optional method may be written with `undefined` (the engine reads it as
+ *  absent), as a host forwarding one it may not have does. */
+export function components(): [DatabaseReadView, KnowledgeReader] {
+  const view: DatabaseReadView = {
+    provider: { providerId: 'inventory', name: 'Inventory', version: '1' },
+    sourceRevision: 'r1',
+    scanCapabilities: () => ({ items: rows }),
+    scanRelations: maybeRelations,
+    neighbors: undefined,
+    close: undefined,
+  };
+  const reader: KnowledgeReader = {
+    id: 'web',
+    canRead: () => true,
+    stream: maybeStream,
+    read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'https://example.com/a' }),
+  };
+  return [view, reader];
 }
