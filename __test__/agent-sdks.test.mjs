@@ -74,3 +74,50 @@ test('the package declares each SDK an optional peer and exports each subpath wi
     });
   }
 });
+
+test('an SDK is found beside this package, or else in the host project, as the weights package is (a linked checkout)', async (t) => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cg-peer-')));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  /** This package's JS layer in `root`'s node_modules, or as a checkout of its own at `root`. */
+  const installMain = (root, { checkout = false } = {}) => {
+    const target = checkout ? root : path.join(root, 'node_modules', '@devcodex', 'capability-graph');
+    fs.mkdirSync(target, { recursive: true });
+    fs.cpSync(path.join(repoRoot, 'js'), path.join(target, 'js'), { recursive: true });
+    fs.copyFileSync(path.join(repoRoot, 'package.json'), path.join(target, 'package.json'));
+    return target;
+  };
+  /** An SDK stand-in `cg-test-sdk` in `root`'s node_modules with a `tools` subpath naming `where`. */
+  const installSdk = (root, where) => {
+    const target = path.join(root, 'node_modules', 'cg-test-sdk');
+    fs.mkdirSync(target, { recursive: true });
+    fs.writeFileSync(path.join(target, 'package.json'), JSON.stringify({ name: 'cg-test-sdk', version: '1.0.0', main: 'index.js' }));
+    fs.writeFileSync(path.join(target, 'index.js'), `exports.where = ${JSON.stringify(where)};`);
+    fs.writeFileSync(path.join(target, 'tools.js'), `exports.where = ${JSON.stringify(`${where}/tools`)};`);
+  };
+  const load = (main, cwd) => {
+    const peer = JSON.stringify(path.join(main, 'js', 'peer.cjs'));
+    const script = `const { requirePeer } = require(${peer}); const out = {};
+      for (const sub of [undefined, 'tools']) { try { out[sub ?? '.'] = requirePeer('cg-test-sdk', sub).where; } catch (e) { out[sub ?? '.'] = e.toJSON(); } }
+      console.log(JSON.stringify(out));`;
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, encoding: 'utf8', timeout: 30_000 }));
+  };
+  const missing = { code: 'CG_CONFIG_INVALID', phase: 'config', message: 'Configuration is invalid', nextAction: 'check_config', details: { package: 'cg-test-sdk' } };
+
+  // Installed in the host's project: found beside this package, whatever the working directory.
+  const app = path.join(dir, 'app');
+  const installed = installMain(app);
+  installSdk(app, 'app');
+  assert.deepEqual(load(installed, dir), { '.': 'app', tools: 'app/tools' });
+
+  // A checkout linked into the host (npm link, file:): the host's own SDK, from its project.
+  const checkout = installMain(path.join(dir, 'checkout'), { checkout: true });
+  const host = path.join(dir, 'host');
+  installSdk(host, 'host');
+  assert.deepEqual(load(checkout, host), { '.': 'host', tools: 'host/tools' });
+  assert.deepEqual(load(checkout, dir), { '.': missing, tools: missing });
+  // A checkout with its own copy uses that one first, as for the weights package.
+  installSdk(checkout, 'checkout');
+  assert.deepEqual(load(checkout, host), { '.': 'checkout', tools: 'checkout/tools' });
+});

@@ -17,33 +17,38 @@ function isMissing(error, pkg) {
   return message.includes(`'${pkg}'`) || message.includes(`'${pkg}/`);
 }
 
-/** `require` of `pkg` (or its `subpath`), or CG_CONFIG_INVALID / check_config with details.package. */
-function requirePeer(pkg, subpath) {
-  try {
-    return require(subpath === undefined ? pkg : `${pkg}/${subpath}`);
-  } catch (error) {
-    if (!isMissing(error, pkg)) throw error;
-    throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', nextAction: 'check_config', details: { package: pkg } });
-  }
-}
-
-/** `require` of `subpath` of the MCP SDK, as requirePeer. */
-const requireMcpSdk = (subpath) => requirePeer(MCP_SDK, subpath);
-
 /**
- * The entry file of optional package `pkg`: installed beside this package, or else in the host's
- * own project (the working directory), where a host that installed it as its dependency put it
- * when this package is linked or installed elsewhere. null when neither has it.
+ * The file `request` (`pkg` or a subpath of it) names: beside this package (in its own
+ * node_modules or the host's above it), or else in the host's own project (the working
+ * directory), where a host that installed `pkg` as its dependency put it when this package is
+ * linked from a checkout or installed elsewhere. One rule for every optional peer. null when
+ * neither has `pkg`.
  */
-function resolvePeer(pkg) {
+function resolveFrom(request, pkg) {
   for (const options of [undefined, { paths: [process.cwd()] }]) {
     try {
-      return require.resolve(pkg, options);
+      return require.resolve(request, options);
     } catch (error) {
       if (!isMissing(error, pkg)) throw error;
     }
   }
   return null;
 }
+
+const notInstalled = (pkg) => new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', nextAction: 'check_config', details: { package: pkg } });
+
+/** `require` of `pkg` (or its `subpath`) where resolveFrom finds it, or CG_CONFIG_INVALID /
+ *  check_config with details.package. */
+function requirePeer(pkg, subpath) {
+  const file = resolveFrom(subpath === undefined ? pkg : `${pkg}/${subpath}`, pkg);
+  if (file === null) throw notInstalled(pkg);
+  return require(file);
+}
+
+/** `require` of `subpath` of the MCP SDK, as requirePeer. */
+const requireMcpSdk = (subpath) => requirePeer(MCP_SDK, subpath);
+
+/** The entry file of optional package `pkg`, found as requirePeer finds it; null when missing. */
+const resolvePeer = (pkg) => resolveFrom(pkg, pkg);
 
 module.exports = { requireMcpSdk, requirePeer, isMissing, resolvePeer };
