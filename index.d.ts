@@ -1126,7 +1126,7 @@ export interface DatabaseAuthorityAdapter {
    *  committed change). The promise stays pending while it listens: it resolves once `signal`
    *  aborts (at `close()`), and a rejection or an earlier end is a lost watch, reported and
    *  subscribed again with backoff. It must not keep the process alive on its own. */
-  watch?(providerId: string, onChange: () => void, options: { signal: AbortSignal }): Promise<void>;
+  watch?: ((providerId: string, onChange: () => void, options: { signal: AbortSignal }) => Promise<void>) | undefined;
 }
 
 /** What `on('reload')` listeners are told: a provider's reload (the host's own or one a watch

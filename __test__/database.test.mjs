@@ -718,10 +718,24 @@ test("a host component's optional method given as undefined is absent: a view's 
     db.edges = edges;
     const inner = db.adapter();
     // Every optional method the view lacks is written, as undefined.
-    const adapter = { id: inner.id, openView: async (id) => ({ scanRelations: undefined, neighbors: undefined, ...(await inner.openView(id)), close: undefined }) };
+    const adapter = {
+      id: inner.id,
+      openView: async (id) => ({ scanRelations: undefined, neighbors: undefined, changedSince: undefined, ...(await inner.openView(id)), close: undefined }),
+      watch: undefined,
+    };
     const graph = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter } }] });
     assert.equal((await graph.listProviders()).items[0].staticRevision, expected.staticRevision, edges);
     assert.deepEqual(await graph.getNeighbors('seed.http::route'), neighbours, edges);
+    // No watch to subscribe: nothing is lost, nothing reloads.
+    const events = [];
+    graph.on('reload', (event) => events.push(event));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(events, [], edges);
+    // A reload of another source revision reads the view whole: it offers no changedSince.
+    db.revision += 1;
+    await graph.reload();
+    assert.equal(db.calls.scanCapabilities, 2, edges);
+    assert.equal((await graph.listProviders()).items[0].staticRevision, expected.staticRevision, edges);
     await graph.close();
   }
   const knowledge = [{ kind: 'document', knowledgeId: 'WEB', role: 'guide', title: 'Web', locator: { type: 'http', url: 'https://docs.example/guide.md' } }];

@@ -10,6 +10,7 @@ import {
   seedProviderRoot,
   type CapabilityDefinition,
   type CatalogPage,
+  type DatabaseAuthorityAdapter,
   type DatabasePage,
   type DatabasePageRequest,
   type DatabaseReadView,
@@ -96,6 +97,7 @@ export function components(): [DatabaseReadView, KnowledgeReader] {
     scanCapabilities: () => ({ items: rows }),
     scanRelations: maybeRelations,
     neighbors: undefined,
+    changedSince: undefined,
     close: undefined,
   };
   const reader: KnowledgeReader = {
@@ -104,5 +106,7 @@ export function components(): [DatabaseReadView, KnowledgeReader] {
     stream: maybeStream,
     read: async () => ({ bytes: new Uint8Array(), contentType: 'text/plain', source: 'https://example.com/a' }),
   };
+  const adapter: DatabaseAuthorityAdapter = { id: 'inventory-db', openView: () => view, watch: undefined };
+  void adapter;
   return [view, reader];
 }
