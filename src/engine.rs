@@ -125,7 +125,7 @@ impl Engine {
             .iter()
             .map(|source| {
                 let read = take_read(&mut databases, source);
-                (source, None, read)
+                (source, None, read, None)
             })
             .collect();
         let mut providers = BTreeMap::new();
@@ -554,6 +554,13 @@ impl Engine {
         self.store.serialized(|| {
             let mut unchanged = Vec::new();
             let mut jobs = Vec::with_capacity(targets.len());
+            // An incremental database read takes the records it did not change from the
+            // provider's current snapshot, validated when that was built.
+            let state = self.store.pin().ok();
+            let current = |source: &ProviderSource| {
+                let id = source.provider_id.as_deref()?;
+                Some(state.as_ref()?.providers.get(id)?.current.clone())
+            };
             for (source, definition) in &targets {
                 if inline_unchanged(source, definition.as_ref()) {
                     continue;
@@ -563,9 +570,13 @@ impl Engine {
                     Some(identity) => {
                         unchanged.push((*source as *const ProviderSource, identity.clone()))
                     }
-                    None => jobs.push((*source, definition.as_ref(), read)),
+                    None => {
+                        let current = read.as_ref().and_then(|_| current(source));
+                        jobs.push((*source, definition.as_ref(), read, current))
+                    }
                 }
             }
+            drop(state);
             // Not loaded: an inline provider without a new definition, or a database provider
             // whose source is in the state its current snapshot was read from.
             let kept = |source: &ProviderSource| {
@@ -768,8 +779,14 @@ fn inline_unchanged(source: &ProviderSource, definition: Option<&Value>) -> bool
     matches!(source.kind, SourceKind::Inline { .. }) && definition.is_none()
 }
 
-/// A provider to load: its source, a replacement definition, what was read from its database.
-type LoadJob<'a> = (&'a ProviderSource, Option<&'a Value>, Option<DatabaseRead>);
+/// A provider to load: its source, a replacement definition, what was read from its database
+/// and, for a reload of a database provider, its current snapshot.
+type LoadJob<'a> = (
+    &'a ProviderSource,
+    Option<&'a Value>,
+    Option<DatabaseRead>,
+    Option<Arc<ProviderSnapshot>>,
+);
 
 /// Loads each job into a snapshot, providers side by side on up to one worker per core, and
 /// hands every result to `each` on the calling thread in the order given, as soon as it and
@@ -781,8 +798,9 @@ fn load_each(
     jobs: Vec<LoadJob>,
     mut each: impl FnMut(&ProviderSource, Result<ProviderSnapshot>) -> Result<()>,
 ) -> Result<()> {
-    let load =
-        |(source, definition, read): &LoadJob| sources::load(source, *definition, read.as_ref());
+    let load = |(source, definition, read, current): &LoadJob| {
+        sources::load(source, *definition, read.as_ref(), current.as_deref())
+    };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(jobs.len());

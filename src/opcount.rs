@@ -24,6 +24,8 @@ pub enum Op {
     RootCheck,
     /// One whole document hashed for its content ID (a page read's scan).
     DocumentScan,
+    /// One database capability record parsed and checked on its own.
+    RecordChecked,
 }
 
 #[cfg(any(test, feature = "op-counters"))]
@@ -31,7 +33,7 @@ mod counting {
     use super::Op;
     use std::cell::Cell;
 
-    const OPS: usize = Op::DocumentScan as usize + 1;
+    const OPS: usize = Op::RecordChecked as usize + 1;
 
     thread_local! {
         static COUNTS: [Cell<u64>; OPS] = Default::default();

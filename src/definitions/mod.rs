@@ -65,9 +65,10 @@ pub fn validate_provider(
 /// the definition holding them (`capabilities[i]` names a record's fields).
 pub fn validate_provider_records(
     provider_value: &Value,
-    records: &[&serde_json::value::RawValue],
+    records: &[&str],
     expected_id: Option<&str>,
     roots: &Roots,
+    reuse: &(dyn Fn(usize) -> Option<CapabilityRecord> + Sync),
 ) -> Result<ValidatedProvider, GraphError> {
     let provider = provider_part(provider_value, None, expected_id, roots)?;
     let o = Origin {
@@ -77,9 +78,13 @@ pub fn validate_provider_records(
     let prefixes: Vec<String> = (0..records.len())
         .map(|i| index("capabilities", i))
         .collect();
-    let one = |(raw, prefix): (&&serde_json::value::RawValue, &String)| {
-        let value: Value = serde_json::from_str(raw.get())
-            .map_err(|_| GraphError::new(crate::error::Code::Internal))?;
+    let one = |(i, (raw, prefix)): (usize, (&&str, &String))| {
+        if let Some(record) = reuse(i) {
+            return Ok(record);
+        }
+        crate::opcount::tick(crate::opcount::Op::RecordChecked);
+        let value: Value =
+            serde_json::from_str(raw).map_err(|_| GraphError::new(crate::error::Code::Internal))?;
         validate::capability_record(&o, &value, prefix, roots)
     };
     let threads = std::thread::available_parallelism()
@@ -89,6 +94,7 @@ pub fn validate_provider_records(
         records
             .iter()
             .zip(&prefixes)
+            .enumerate()
             .map(one)
             .collect::<Result<Vec<_>, _>>()?
     } else {
@@ -97,11 +103,13 @@ pub fn validate_provider_records(
             let handles: Vec<_> = records
                 .chunks(chunk)
                 .zip(prefixes.chunks(chunk))
-                .map(|(part, names)| {
+                .enumerate()
+                .map(|(c, (part, names))| {
                     s.spawn(move || {
                         part.iter()
                             .zip(names)
-                            .map(one)
+                            .enumerate()
+                            .map(|(i, r)| one((c * chunk + i, r)))
                             .collect::<Result<Vec<_>, _>>()
                     })
                 })

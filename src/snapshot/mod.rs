@@ -389,6 +389,30 @@ impl ProviderSnapshot {
         &self.capabilities[node as usize]
     }
 
+    /// The validated record capability `node` was built from, as validation gave it: a reload
+    /// that did not change the record takes it from here instead of checking it again.
+    pub fn record(&self, node: u32) -> crate::definitions::model::CapabilityRecord {
+        use crate::definitions::model::{CapabilityRecord, Relations};
+        let c = &self.capabilities[node as usize];
+        let ids = |kind: Kind| -> Vec<String> {
+            self.neighbours(node, kind)
+                .iter()
+                .map(|&t| self.capabilities[t as usize].id().to_owned())
+                .collect()
+        };
+        CapabilityRecord {
+            texts: c.texts.clone(),
+            examples: c.examples.iter().map(|e| e.to_string()).collect(),
+            relations: Relations::new(&[
+                ids(Kind::Parents),
+                ids(Kind::Specializes),
+                ids(Kind::Related),
+                ids(Kind::Requires),
+            ]),
+            knowledge: c.knowledge.to_vec(),
+        }
+    }
+
     pub fn neighbours(&self, node: u32, kind: Kind) -> &[u32] {
         self.relations.of(8 * node + kind as u32)
     }

@@ -13,13 +13,13 @@
 use crate::config::budgets::Database;
 use crate::definitions::{validate_provider, Roots, ValidatedProvider};
 use crate::error::{project_component_error, Code, Component, GraphError, Phase, Result};
-use crate::snapshot::Kind;
+use crate::snapshot::{Kind, ProviderSnapshot};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 fn contract(reason: &str) -> GraphError {
     GraphError::new(Code::AdapterContractInvalid)
@@ -272,6 +272,21 @@ impl DatabaseRead {
 
     /// Validates the read for the configured provider `provider_id`.
     pub fn validate(&self, provider_id: &str, roots: &Roots) -> Result<ValidatedProvider> {
+        self.validate_after(provider_id, roots, None)
+    }
+
+    /// [`DatabaseRead::validate`], where `current` is the provider's current snapshot. An
+    /// incremental read of the records `current` kept takes each record it did not change from
+    /// `current`, validated when `current` was built under the same document root: only the
+    /// changed records are parsed and checked one by one, while the provider-wide rules (unique
+    /// IDs, relation endpoints, acyclic relations, knowledge IDs) run over the whole candidate,
+    /// so it is refused exactly as a full read of the same records would be.
+    pub fn validate_after(
+        &self,
+        provider_id: &str,
+        roots: &Roots,
+        current: Option<&ProviderSnapshot>,
+    ) -> Result<ValidatedProvider> {
         if let Some(e) = self.failure() {
             return Err(e);
         }
@@ -293,8 +308,24 @@ impl DatabaseRead {
             .definition
             .as_ref()
             .ok_or_else(|| contract("capabilities_required"))?;
-        let validated = match self.records_text() {
-            Some(text) => {
+        let validated = match (self.records_text(), self.reusable(current)) {
+            (Some(_), Some((kept, current))) => {
+                let texts: Vec<&str> = (0..kept.records.len()).map(|i| kept.record(i)).collect();
+                let reuse = |i: usize| {
+                    if !kept.reused[i] {
+                        return None;
+                    }
+                    current.find(&kept.records[i].2).map(|n| current.record(n))
+                };
+                crate::definitions::validate_provider_records(
+                    definition,
+                    &texts,
+                    Some(provider_id),
+                    roots,
+                    &reuse,
+                )?
+            }
+            (Some(text), None) => {
                 let records: Vec<&RawValue> =
                     serde_json::from_str(text).map_err(|_| contract("capabilities_required"))?;
                 let ids: Vec<Option<Box<str>>> = records
@@ -305,14 +336,16 @@ impl DatabaseRead {
                     })
                     .collect();
                 in_scan_order(&ids)?;
+                let texts: Vec<&str> = records.iter().map(|r| r.get()).collect();
                 crate::definitions::validate_provider_records(
                     definition,
-                    &records,
+                    &texts,
                     Some(provider_id),
                     roots,
+                    &|_| None,
                 )?
             }
-            None => {
+            (None, _) => {
                 let records = definition["capabilities"]
                     .as_array()
                     .map_or(&[][..], Vec::as_slice);
@@ -346,6 +379,28 @@ impl DatabaseRead {
             Some(_) => return Err(GraphError::new(Code::Internal)),
         }
         Ok(validated)
+    }
+
+    /// The records of an incremental read and the snapshot whose records its changes were
+    /// applied to, when that is `current` and `current` was read under the same document root.
+    /// The records come in strictly increasing ID order: the changes are checked for it as
+    /// they are read, and the records they were applied to were checked when first read.
+    fn reusable<'a>(
+        &'a self,
+        current: Option<&'a ProviderSnapshot>,
+    ) -> Option<(&'a KeptRecords, &'a ProviderSnapshot)> {
+        let kept = self.kept.as_deref()?;
+        let current = current?;
+        let base = kept.base.upgrade()?;
+        let current_kept = current
+            .kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        let same_root = current.source.as_ref().map(|s| &s["knowledgeRoot"])
+            == Some(&self.identity()["knowledgeRoot"]);
+        (Arc::ptr_eq(&base, &current_kept) && same_root && kept.reused.len() == kept.records.len())
+            .then_some((kept, current))
     }
 
     /// Every relation stream the adapter serves must list exactly the edges the records declare
@@ -660,12 +715,19 @@ pub struct KeptRecords {
     /// Each record in ID order: its span of `text`, its capability ID and the relations it
     /// declares.
     records: Vec<(usize, usize, Box<str>, u32)>,
+    /// Of records an incremental read gave: the records its changes were applied to (not kept
+    /// alive by these), and by position which records were taken from them unchanged (empty
+    /// when the read was whole). The snapshot built from those holds them validated: they are
+    /// taken from it instead of being parsed and checked one by one again.
+    base: Weak<KeptRecords>,
+    reused: Vec<bool>,
 }
 
 impl KeptRecords {
     /// Heap bytes held.
     pub fn bytes(&self) -> usize {
         self.text.capacity()
+            + self.reused.capacity()
             + self.records.capacity() * std::mem::size_of::<(usize, usize, Box<str>, u32)>()
             + self.records.iter().map(|r| r.2.len()).sum::<usize>()
     }
@@ -860,6 +922,10 @@ struct Pending {
     only: Option<Vec<bool>>,
     /// The contract rule a change list broke, if any: the read ends there and is refused.
     violation: Option<&'static str>,
+    /// Of an incremental read, the records its changes were applied to, and which records were
+    /// taken from them unchanged (see [`KeptRecords::reused`]).
+    base: Option<Weak<KeptRecords>>,
+    reused: Vec<bool>,
 }
 
 /// A relation stream read so far: its kind and items.
@@ -1021,6 +1087,7 @@ impl Pending {
         let keep_base = |p: &mut Pending, b: usize| {
             let (_, _, id, declared) = &base.records[b];
             p.keep_record(base.record(b), Some(id.clone()), u64::from(*declared));
+            p.reused.push(true);
         };
         for (id, record) in &changes.items {
             while b < base.records.len() && base.records[b].2 < *id {
@@ -1036,12 +1103,14 @@ impl Pending {
                 let declared =
                     serde_json::from_str::<RecordHead>(record).map_or(0, |h| h.declared());
                 self.keep_record(record, Some(id.clone()), declared);
+                self.reused.push(false);
             }
         }
         while b < base.records.len() {
             keep_base(self, b);
             b += 1;
         }
+        self.base = Some(Arc::downgrade(base));
         if self.offers_streams {
             self.edges = Edges::Streams;
             let mask = self
@@ -1283,6 +1352,8 @@ impl ReadCollector {
             changes,
             only: None,
             violation: None,
+            base: None,
+            reused: Vec::new(),
         };
         let next = pending.next();
         self.current = Some(pending);
@@ -1512,9 +1583,12 @@ impl ReadCollector {
                 .map(|(id, (start, len, declared))| id.map(|id| (start + 1, len, id, declared)))
                 .collect::<Option<Vec<_>>>();
             if let Some(kept) = kept {
+                let reused = p.base.is_some().then(|| std::mem::take(&mut p.reused));
                 let kept = KeptRecords {
                     text: records.take().unwrap_or_default(),
                     records: kept,
+                    base: p.base.take().unwrap_or_default(),
+                    reused: reused.unwrap_or_default(),
                 };
                 self.kept.insert(p.provider_id.clone(), Arc::new(kept));
             }
@@ -2693,5 +2767,182 @@ mod tests {
         assert_eq!(r.knowledge_root(), Some(PathBuf::from("/srv/host/docs")));
         let abs = DatabaseRead::new(json!({ "knowledgeRootDir": "/abs", "cwd": "/srv/host" }));
         assert_eq!(abs.knowledge_root(), Some(PathBuf::from("/abs")));
+    }
+
+    /// A snapshot built from `read`, keeping its records as the engine does.
+    fn built(read: &DatabaseRead) -> std::result::Result<crate::snapshot::ProviderSnapshot, Value> {
+        let v = read
+            .validate_after("p", &roots(), None)
+            .map_err(|e| e.to_json_value())?;
+        let mut s = crate::snapshot::ProviderSnapshot::build(
+            v,
+            crate::snapshot::AuthorityKind::Database,
+            Default::default(),
+        );
+        *s.kept.lock().unwrap() = read.kept();
+        s.source = Some(Arc::new(read.identity()));
+        Ok(s)
+    }
+
+    /// Twenty records `c00`… (each a child of `c00`, `c05` requiring `c04`, `c07` related to
+    /// `c06`), read whole, and its snapshot.
+    fn twenty() -> (Vec<Value>, crate::snapshot::ProviderSnapshot) {
+        let records: Vec<Value> = (0..20)
+            .map(|i| {
+                let mut extra = json!({});
+                if i > 0 {
+                    extra["parents"] = json!(["c00"]);
+                }
+                if i == 5 {
+                    extra["requires"] = json!(["c04"]);
+                }
+                if i == 7 {
+                    extra["related"] = json!(["c06"]);
+                }
+                rec(&format!("c{i:02}"), extra)
+            })
+            .collect();
+        let (_, _, first) = read_at(
+            "r1",
+            &["changedSince"],
+            None,
+            store(records.clone(), json!({}), 100),
+        );
+        let snapshot = built(&first.unwrap()).unwrap();
+        (records, snapshot)
+    }
+
+    #[test]
+    fn an_incremental_read_validates_only_the_changed_records_and_refuses_what_a_full_read_refuses()
+    {
+        use crate::opcount::{count, reset, Op};
+        let (records, before) = twenty();
+        let known = (
+            before.source.as_deref().cloned().unwrap(),
+            before.kept.lock().unwrap().clone().unwrap(),
+        );
+        let full_of = |after: &[Value]| {
+            let (_, _, read) = read_at(
+                "r2",
+                &["changedSince"],
+                None,
+                store(after.to_vec(), json!({}), 100),
+            );
+            built(&read.unwrap()).map(|s| s.static_revision)
+        };
+        let renamed = rec("c03", json!({ "parents": ["c00"], "name": "Renamed" }));
+        let mut cases: Vec<(&str, Vec<Value>)> = vec![
+            (
+                "a renamed record",
+                vec![json!({ "capabilityId": "c03", "record": renamed })],
+            ),
+            (
+                "an added record",
+                vec![
+                    json!({ "capabilityId": "c30", "record": rec("c30", json!({ "specializes": ["c02"] })) }),
+                ],
+            ),
+            // c05 (unchanged) requires c04.
+            (
+                "a removed capability an unchanged one requires",
+                vec![json!({ "capabilityId": "c04", "removed": true })],
+            ),
+            // Every other record (unchanged) is a child of c00.
+            (
+                "a removed parent",
+                vec![json!({ "capabilityId": "c00", "removed": true })],
+            ),
+            (
+                "a changed record naming a capability that does not exist",
+                vec![
+                    json!({ "capabilityId": "c09", "record": rec("c09", json!({ "related": ["nowhere"] })) }),
+                ],
+            ),
+            // c00 becomes a child of c01, itself a child of c00 (unchanged).
+            (
+                "a changed record closing a cycle",
+                vec![
+                    json!({ "capabilityId": "c00", "record": rec("c00", json!({ "parents": ["c01"] })) }),
+                ],
+            ),
+            (
+                "a changed record invalid of its own",
+                vec![
+                    json!({ "capabilityId": "c08", "record": { "capabilityId": "c08", "name": "" } }),
+                ],
+            ),
+            (
+                "a changed record with a key no record has",
+                vec![json!({ "capabilityId": "c08", "record": rec("c08", json!({ "tags": [] })) })],
+            ),
+        ];
+        // No change can duplicate an ID: each replaces the record of its own ID, and a list
+        // naming an ID twice is refused as it is read (`change_order_or_duplicate`).
+        cases.push(("two changes at once", vec![
+            json!({ "capabilityId": "c02", "removed": true }),
+            json!({ "capabilityId": "c11", "record": rec("c11", json!({ "parents": ["c00"], "specializes": ["c12"] })) }),
+        ]));
+        for (case, changes) in cases {
+            // What the definitions are after the changes, read whole.
+            let mut after: BTreeMap<String, Value> = records
+                .iter()
+                .map(|r| (r["capabilityId"].as_str().unwrap().to_owned(), r.clone()))
+                .collect();
+            for c in &changes {
+                let id = c["capabilityId"].as_str().unwrap().to_owned();
+                match c.get("record") {
+                    Some(r) => after.insert(id, r.clone()),
+                    None => after.remove(&id),
+                };
+            }
+            let after: Vec<Value> = after.into_values().collect();
+            let full = full_of(&after);
+            let answer = with_changes(changes.clone(), 10, store(Vec::new(), json!({}), 100));
+            let (_, next, read) = read_at("r2", &["changedSince"], Some(&known), answer);
+            assert_eq!(next, Next::Done, "{case}");
+            let read = read.unwrap();
+            reset();
+            let incremental = read
+                .validate_after("p", &roots(), Some(&before))
+                .map(|v| {
+                    crate::snapshot::ProviderSnapshot::build(
+                        v,
+                        crate::snapshot::AuthorityKind::Database,
+                        Default::default(),
+                    )
+                    .static_revision
+                })
+                .map_err(|e| e.to_json_value());
+            // Only the records the changes list are parsed and checked one by one; the
+            // provider-wide rules still run over the whole candidate.
+            let listed = changes.iter().filter(|c| c.get("record").is_some()).count();
+            assert_eq!(count(Op::RecordChecked), listed as u64, "{case}");
+            assert_eq!(incremental, full, "{case}");
+        }
+    }
+
+    #[test]
+    fn records_of_another_snapshot_or_document_root_are_checked_again() {
+        use crate::opcount::{count, reset, Op};
+        let (_, before) = twenty();
+        let known = (
+            before.source.as_deref().cloned().unwrap(),
+            before.kept.lock().unwrap().clone().unwrap(),
+        );
+        let changes = vec![json!({ "capabilityId": "c03", "removed": true })];
+        let answer = with_changes(changes, 10, store(Vec::new(), json!({}), 100));
+        let (_, _, read) = read_at("r2", &["changedSince"], Some(&known), answer);
+        let read = read.unwrap();
+        // The snapshot given is not the one whose records the changes were applied to.
+        let (_, other) = twenty();
+        reset();
+        read.validate_after("p", &roots(), Some(&other)).unwrap();
+        assert_eq!(count(Op::RecordChecked), 19);
+        // Records checked under another document root are checked again.
+        let mut moved = before;
+        moved.source = Some(Arc::new(json!({ "knowledgeRoot": "/elsewhere" })));
+        reset();
+        read.validate_after("p", &roots(), Some(&moved)).unwrap();
+        assert_eq!(count(Op::RecordChecked), 19);
     }
 }

@@ -34,11 +34,13 @@ fn root_rules(aliases: &[String]) -> Roots<'_> {
 
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
 /// (reload); an inline source keeps no definition of its own after it loaded. `database` is
-/// what the JS layer read through a database authority's adapter.
+/// what the JS layer read through a database authority's adapter, `current` the provider's
+/// current snapshot when it is reloaded (see [`database::DatabaseRead::validate_after`]).
 pub fn load(
     source: &ProviderSource,
     definition: Option<&Value>,
     database: Option<&database::DatabaseRead>,
+    current: Option<&ProviderSnapshot>,
 ) -> Result<ProviderSnapshot> {
     let aliases = alias_names(source);
     let rules = root_rules(&aliases);
@@ -88,7 +90,7 @@ pub fn load(
             };
             let roots = roots::bind(source, roots::open_own(source, default_root)?)?;
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
-            let validated = read.validate(provider_id, &rules)?;
+            let validated = read.validate_after(provider_id, &rules, current)?;
             let mut snapshot = ProviderSnapshot::build(validated, AuthorityKind::Database, roots);
             snapshot.source = Some(Arc::new(read.identity()));
             snapshot.kept = std::sync::Mutex::new(read.kept());
@@ -136,7 +138,7 @@ pub fn problems(
                 Ok(file_problems(&files.provider, checked, provider_id, &rules))
             })
         }
-        SourceKind::Database { .. } => load(source, None, database).map(|_| Vec::new()),
+        SourceKind::Database { .. } => load(source, None, database, None).map(|_| Vec::new()),
     };
     // A source that cannot be reached (its folder, its roots) has no definitions to list: its
     // config error is the check's message.
