@@ -355,6 +355,43 @@ test('a view offering changedSince is read for what changed since the snapshot: 
   }
 });
 
+test('an incremental reload refuses exactly what a forced full read of the same records refuses', async () => {
+  const db = seedDatabase();
+  db.changes = true;
+  const graph = await CapabilityGraph.open({ providers: [source(db)] });
+  try {
+    const [before] = (await graph.listProviders()).items;
+    const original = (id) => db.records.find((r) => r.capabilityId === id);
+    const route = original('route');
+    const http = original('route.http');
+    const cases = [
+      // route.http and route.validation (unchanged) are children of route.
+      ['a removed parent of unchanged records', () => db.write('route', undefined), () => db.write('route', route)],
+      // route (unchanged) is route.http's parent: a cycle through an unchanged record.
+      ['a change closing a cycle', () => db.write('route', { ...route, parents: ['route.http'] }), () => db.write('route', route)],
+      ['a changed record invalid of its own', () => db.write('route.http', { ...http, name: '' }), () => db.write('route.http', http)],
+    ];
+    for (const [name, change, undo] of cases) {
+      change();
+      const incremental = await graph.reload();
+      const scans = db.calls.scanCapabilities;
+      const forced = await graph.reload({ force: true });
+      assert.equal(db.calls.scanCapabilities, scans + 1, `${name}: the forced reload read whole`);
+      assert.equal(incremental.ok, false, name);
+      const [got, whole] = [incremental.providers[0].error, forced.providers[0].error];
+      assertError(got, whole.code, whole.phase, whole.nextAction, whole.details);
+      assert.deepEqual(got, whole, name);
+      assert.equal((await graph.listProviders()).items[0].staticRevision, before.staticRevision, `${name}: the snapshot stays`);
+      undo();
+      const back = await graph.reload();
+      assert.equal(back.ok, true, `${name}: ${JSON.stringify(back)}`);
+      assert.equal(back.providers[0].staticRevision, before.staticRevision, name);
+    }
+  } finally {
+    await graph.close();
+  }
+});
+
 test('a page may give its items as one JSON text (itemsJson), judged exactly as items are', async () => {
   const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
   try {
