@@ -129,12 +129,13 @@ pub struct Relations {
 
 impl Relations {
     /// `lists` indexed by [`Relation`].
-    pub fn new(lists: &[Vec<String>; 4]) -> Relations {
-        let mut text = String::with_capacity(lists.iter().flatten().map(|id| id.len() + 1).sum());
+    pub fn new<S: AsRef<str>>(lists: &[Vec<S>; 4]) -> Relations {
+        let mut text =
+            String::with_capacity(lists.iter().flatten().map(|id| id.as_ref().len() + 1).sum());
         let mut ends = [0u32; 4];
         for (end, list) in ends.iter_mut().zip(lists) {
             for id in list {
-                text.push_str(id);
+                text.push_str(id.as_ref());
                 text.push(' ');
             }
             *end = text.len() as u32;
@@ -304,7 +305,7 @@ mod relation_tests {
             let got: Vec<&str> = r.of(relation).collect();
             assert_eq!(got, lists[relation as usize], "{relation:?}");
         }
-        let none = Relations::new(&Default::default());
+        let none = Relations::new::<String>(&Default::default());
         assert_eq!(none, Relations::default());
         assert!(Relation::ALL.iter().all(|&k| none.of(k).next().is_none()));
     }

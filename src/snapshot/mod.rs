@@ -394,10 +394,10 @@ impl ProviderSnapshot {
     pub fn record(&self, node: u32) -> crate::definitions::model::CapabilityRecord {
         use crate::definitions::model::{CapabilityRecord, Relations};
         let c = &self.capabilities[node as usize];
-        let ids = |kind: Kind| -> Vec<String> {
+        let ids = |kind: Kind| -> Vec<&str> {
             self.neighbours(node, kind)
                 .iter()
-                .map(|&t| self.capabilities[t as usize].id().to_owned())
+                .map(|&t| self.capabilities[t as usize].id())
                 .collect()
         };
         CapabilityRecord {

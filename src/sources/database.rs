@@ -442,9 +442,14 @@ fn check_stream_map(
     streams: &Map<String, Value>,
     only: Option<&HashSet<&str>>,
 ) -> Result<()> {
-    let expected = expected_lists(v);
+    let wanted: Vec<bool> = v
+        .capabilities
+        .iter()
+        .map(|c| only.is_none_or(|only| only.contains(c.texts.capability_id())))
+        .collect();
+    let expected = expected_lists(v, &wanted);
     for (i, c) in v.capabilities.iter().enumerate() {
-        if only.is_some_and(|only| !only.contains(c.texts.capability_id())) {
+        if !wanted[i] {
             continue;
         }
         let kinds = streams.get(c.texts.capability_id());
@@ -485,16 +490,21 @@ fn check_stream_map(
     Ok(())
 }
 
-/// Every capability's eight relation lists, as indices in ID order: forward from the records,
-/// inverse derived.
-fn expected_lists(v: &ValidatedProvider) -> Vec<[Vec<u32>; 8]> {
+/// The eight relation lists of each `wanted` capability (the others' stay empty), as indices
+/// in ID order: forward from the records, inverse derived. An incremental read wants only the
+/// few its changes touched.
+fn expected_lists(v: &ValidatedProvider, wanted: &[bool]) -> Vec<[Vec<u32>; 8]> {
     let mut expected: Vec<[Vec<u32>; 8]> = vec![Default::default(); v.capabilities.len()];
     for (i, edges) in v.edges.iter().enumerate() {
         for (r, targets) in edges.iter().enumerate() {
             let (forward, inverse) = (2 * r, 2 * r + 1);
-            expected[i][forward] = targets.clone();
+            if wanted[i] {
+                expected[i][forward] = targets.clone();
+            }
             for &t in targets {
-                expected[t as usize][inverse].push(i as u32);
+                if wanted[t as usize] {
+                    expected[t as usize][inverse].push(i as u32);
+                }
             }
         }
     }
@@ -507,7 +517,10 @@ fn expected_lists(v: &ValidatedProvider) -> Vec<[Vec<u32>; 8]> {
 fn relations_as_declared(v: &ValidatedProvider, provider_id: &str, items: &[Value]) -> bool {
     let id = |i: usize| v.capabilities[i].texts.capability_id();
     let mut items = items.iter();
-    for (i, kinds) in expected_lists(v).iter().enumerate() {
+    for (i, kinds) in expected_lists(v, &vec![true; v.capabilities.len()])
+        .iter()
+        .enumerate()
+    {
         for (k, targets) in kinds.iter().enumerate() {
             for &t in targets {
                 let Some(m) = items.next().and_then(Value::as_object) else {
@@ -615,7 +628,10 @@ fn relations_text_as_declared(v: &ValidatedProvider, provider_id: &str, text: &s
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
             let id = |i: usize| self.v.capabilities[i].texts.capability_id();
-            for (i, kinds) in expected_lists(self.v).iter().enumerate() {
+            for (i, kinds) in expected_lists(self.v, &vec![true; self.v.capabilities.len()])
+                .iter()
+                .enumerate()
+            {
                 for (k, targets) in kinds.iter().enumerate() {
                     for &t in targets {
                         let Some(item) = seq.next_element::<RelationItem>()? else {
