@@ -62,6 +62,7 @@ export const EXECUTORS = ['lexical', 'semantic'];
 const SPLIT_SEED = 0x5eed16;
 const SMALL_SEED = 0xca7a106;
 const LIMIT = 5;
+const FIRST_MATCH_TIMEOUT_MS = 600_000;
 const examples = fileURLToPath(new URL('../examples/', import.meta.url));
 
 /** Loads each provider's capability records and intents. */
@@ -134,9 +135,9 @@ function smallCatalog(provider, intent) {
   });
 }
 
-async function ask(graph, intent, provider) {
+async function ask(graph, intent, provider, timeoutMs = undefined) {
   const started = performance.now();
-  const answer = await graph.match({ intent: intent.intent, limit: LIMIT });
+  const answer = await graph.match({ intent: intent.intent, limit: LIMIT, timeoutMs });
   const ms = performance.now() - started;
   const matched = answer.status === 'matched' || answer.status === 'partial';
   // Matches from the generated catalog count as what they are: wrong answers.
@@ -191,7 +192,9 @@ function unavailableReason(error) {
 async function openAndAsk(config, intent, provider) {
   const started = performance.now();
   const graph = await cg.CapabilityGraph.open(config);
-  const first = await ask(graph, intent, provider);
+  // The first match waits for the snapshot's index (the semantic executor's vectors of a 10k
+  // catalog take minutes to embed): it may take up to the longest deadline a match accepts.
+  const first = await ask(graph, intent, provider, FIRST_MATCH_TIMEOUT_MS);
   return { graph, first, coldMs: performance.now() - started };
 }
 
