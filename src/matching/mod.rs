@@ -426,12 +426,21 @@ impl Session {
         let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
             self.view.served.iter().map(|(s, _)| &**s).collect();
         let ranked = lexical::rank(&snapshots, &ask.intent, self.limit as usize, ask.min_score);
+        self.answer_ranked(
+            ranked
+                .into_iter()
+                .map(|r| ((r.provider, r.node), r.reason, r.confidence)),
+        )
+    }
+
+    /// A built-in executor's ranking as an answer: `no_match` when nothing ranked, confidences
+    /// rounded to three decimals.
+    fn answer_ranked(&self, ranked: impl Iterator<Item = (Node, String, f64)>) -> Result<String> {
         let selections: Vec<Selection> = ranked
-            .into_iter()
-            .map(|r| Selection {
-                node: (r.provider, r.node),
-                reason: Some(r.reason),
-                confidence: Some((r.confidence * 1000.0).round() / 1000.0),
+            .map(|(node, reason, confidence)| Selection {
+                node,
+                reason: Some(reason),
+                confidence: Some((confidence * 1000.0).round() / 1000.0),
             })
             .collect();
         let status = if selections.is_empty() {
@@ -458,20 +467,11 @@ impl Session {
             ask.engine.min_score,
         )
         .ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
-        let selections: Vec<Selection> = ranked
-            .into_iter()
-            .map(|r| Selection {
-                node: (r.provider, r.node),
-                reason: Some(r.reason),
-                confidence: Some((r.confidence * 1000.0).round() / 1000.0),
-            })
-            .collect();
-        let status = if selections.is_empty() {
-            "no_match"
-        } else {
-            "matched"
-        };
-        self.answer(status, &selections)
+        self.answer_ranked(
+            ranked
+                .into_iter()
+                .map(|r| ((r.provider, r.node), r.reason, r.confidence)),
+        )
     }
 
     fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
