@@ -22,7 +22,7 @@ for (const name of fs.readdirSync(workflows).filter((f) => /\.ya?ml$/.test(f))) 
 }
 
 const release = fs.readFileSync(path.join(workflows, 'release.yml'), 'utf8');
-for (const needed of ['node scripts/release-matrix.mjs', 'npm run test:js', 'fromJSON(needs.plan.outputs.build)', 'fromJSON(needs.plan.outputs.test)', 'bash .ci/run', 'npm publish --provenance']) {
+for (const needed of ['node scripts/release-matrix.mjs', 'npm run test:js', 'fromJSON(needs.plan.outputs.build)', 'fromJSON(needs.plan.outputs.test)', 'bash .ci/run', 'npm publish --provenance', 'npm run build:model']) {
   if (!release.includes(needed)) problems.push(`release.yml does not use \`${needed}\``);
 }
 
