@@ -314,13 +314,9 @@ impl Semantic {
     /// `CG_MODEL_TIMEOUT` past it, the build's failure if its last batch failed,
     /// `CG_GRAPH_CLOSED` once the graph closed.
     pub fn wait(&self, snapshots: &[&ProviderSnapshot], deadline: Instant) -> Result<()> {
-        let mut state = self.lock();
-        loop {
-            if self.closed.load(Ordering::Relaxed) {
-                return Err(GraphError::new(Code::GraphClosed));
-            }
+        self.wait_for(deadline, |state| {
             if let Model::Unavailable(e) = &state.model {
-                return Err(e.clone());
+                return Some(Err(e.clone()));
             }
             let pending: Vec<&ProviderSnapshot> = snapshots
                 .iter()
@@ -328,42 +324,46 @@ impl Semantic {
                 .filter(|s| s.semantic().is_none())
                 .collect();
             if pending.is_empty() {
-                return Ok(());
+                return Some(Ok(()));
             }
-            let failed = state.jobs.iter().find_map(|j| {
-                pending
-                    .iter()
-                    .any(|s| std::ptr::eq(*s, &*j.snapshot))
-                    .then_some(j.failed.clone())
-                    .flatten()
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(GraphError::new(Code::ModelTimeout));
-            }
-            state = self
-                .changed
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+            state
+                .jobs
+                .iter()
+                .find_map(|j| {
+                    pending
+                        .iter()
+                        .any(|s| std::ptr::eq(*s, &*j.snapshot))
+                        .then_some(j.failed.clone())
+                        .flatten()
+                })
+                .map(Err)
+        })
     }
 
     /// The first-party encoder, waiting while it loads (at most until `deadline`).
     pub fn encoder(&self, deadline: Instant) -> Result<Arc<dyn Embed>> {
+        self.wait_for(deadline, |state| match &state.model {
+            Model::Builtin(m) => Some(Ok(m.clone())),
+            Model::Unavailable(e) => Some(Err(e.clone())),
+            Model::Host { .. } => Some(Err(GraphError::new(Code::Internal))),
+            Model::Loading => None,
+        })
+    }
+
+    /// Waits on the build's state until `settled` answers, at most until `deadline`
+    /// (`CG_MODEL_TIMEOUT`); `CG_GRAPH_CLOSED` once the graph closed.
+    fn wait_for<T>(
+        &self,
+        deadline: Instant,
+        mut settled: impl FnMut(&State) -> Option<Result<T>>,
+    ) -> Result<T> {
         let mut state = self.lock();
         loop {
             if self.closed.load(Ordering::Relaxed) {
                 return Err(GraphError::new(Code::GraphClosed));
             }
-            match &state.model {
-                Model::Builtin(m) => return Ok(m.clone()),
-                Model::Unavailable(e) => return Err(e.clone()),
-                Model::Host { .. } => return Err(GraphError::new(Code::Internal)),
-                Model::Loading => {}
+            if let Some(answer) = settled(&state) {
+                return answer;
             }
             let now = Instant::now();
             if now >= deadline {
