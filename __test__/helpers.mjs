@@ -108,3 +108,16 @@ export function projectWithoutModel() {
   for (const f of fs.readdirSync(repoRoot).filter((f) => f.endsWith('.node'))) fs.symlinkSync(path.join(repoRoot, f), path.join(target, f));
   return { dir, bin: path.join(target, 'bin', 'capability-graph.cjs'), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** Resolves the first reload event of `graph` that `accept` takes (events are
+ *  { providerId, ok, trigger, entry?, error? }). */
+export function nextEvent(graph, accept = () => true) {
+  return new Promise((resolve) => {
+    const listener = (event) => {
+      if (!accept(event)) return;
+      graph.off('reload', listener);
+      resolve(event);
+    };
+    graph.on('reload', listener);
+  });
+}

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { postgresAuthority, publish } from '../examples/postgres-authority/adapter.mjs';
-import { repoRoot, seedRoot, seedSource } from './helpers.mjs';
+import { nextEvent, repoRoot, seedRoot, seedSource } from './helpers.mjs';
 
 const schemaSql = readFileSync(path.join(repoRoot, 'examples', 'postgres-authority', 'schema.sql'), 'utf8');
 
@@ -370,18 +370,6 @@ test('an unchanged source costs a reload one row; a publish or force: true reads
     await graph.close();
   }
 });
-
-/** Resolves the first reload event of `graph` that `accept` takes. */
-function nextEvent(graph, accept) {
-  return new Promise((resolve) => {
-    const listener = (event) => {
-      if (!accept(event)) return;
-      graph.off('reload', listener);
-      resolve(event);
-    };
-    graph.on('reload', listener);
-  });
-}
 
 /** A copy of the seed provider whose `route` is named `name`. */
 function seedNamed(name) {

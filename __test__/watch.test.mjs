@@ -9,7 +9,7 @@ import fs, { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
-import { assertError, cap, repoRoot, seedRoot, throwsWith } from './helpers.mjs';
+import { assertError, cap, nextEvent, repoRoot, seedRoot, throwsWith } from './helpers.mjs';
 
 /** An in-memory database authority whose state `publish()` changes and whose `watch` the test drives. */
 function memoryAuthority(providerId = 'acme') {
@@ -66,18 +66,6 @@ function memoryAuthority(providerId = 'acme') {
 }
 
 const databaseSource = (db, extra = {}) => ({ providerId: 'acme', authority: { kind: 'database', adapter: db.adapter, ...extra } });
-
-/** Resolves the first event `listener` accepts (events are { providerId, ok, trigger, entry?, error? }). */
-function nextEvent(graph, accept = () => true) {
-  return new Promise((resolve) => {
-    const listener = (event) => {
-      if (!accept(event)) return;
-      graph.off('reload', listener);
-      resolve(event);
-    };
-    graph.on('reload', listener);
-  });
-}
 
 const names = async (graph) => (await graph.listCatalog()).items.map((i) => i.id.capabilityId);
 
