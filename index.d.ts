@@ -1064,6 +1064,27 @@ export type DatabaseChange =
   | { capabilityId: string; record: CapabilityDefinition }
   | { capabilityId: string; removed: true };
 
+/** A precomputed vector a view's `vectors()` lists: the entry of a vectors file
+ *  (`readVectorsFile` gives them as these). Used only when `textHash` is the hash of the
+ *  capability's text today for the model asked for; never trusted otherwise. */
+export interface VectorEntry {
+  capabilityId: string;
+  /** 32 lowercase hex digits: the first 16 bytes of blake3 over the model ID's length (u64 LE)
+   *  and bytes, the dimensions (u64 LE) and the text embedded. */
+  textHash: string;
+  /** Finite, > 0, ≤ 1: component = int8 × scale. */
+  scale: number;
+  /** The base64 of `dimensions` int8 components. */
+  vector: string;
+}
+
+/** What `readVectorsFile` finds in a vectors file. */
+export interface VectorsFile {
+  modelId: string;
+  dimensions: number;
+  entries: VectorEntry[];
+}
+
 /** An edge of the bulk relation scan: `from`'s `kind` list holds `to`. Endpoints are local IDs
  *  or `{ providerId, capabilityId }` of the view's provider. */
 export interface DatabaseRelation {
@@ -1109,6 +1130,19 @@ export interface DatabaseReadView {
         page: DatabasePageRequest & { maxBytes: number },
       ) => DatabasePage<DatabaseChange> | { unknown: true } | Promise<DatabasePage<DatabaseChange> | { unknown: true }>)
     | undefined;
+  /** Optional: precomputed vectors of `modelId` (the semantic executor's), in strictly
+   *  increasing `capabilityId` order, at most one per capability; asked for after the scans, only
+   *  by the semantic executor, in pages of up to 1,000 items (and `maxBytes`), counted against
+   *  `budgets.database.maxBytes`. An incremental read asks for the changed records only
+   *  (`capabilityIds`, at most 1,000; more changes ask for all). Never fails the read: a throw, a
+   *  missed deadline, a page breaking the page or entry rules, or more entries than records has
+   *  them ignored (`graph.status()` says why) and the provider embedded as if it had none. */
+  vectors?:
+    | ((
+        modelId: string,
+        page: DatabasePageRequest & { maxBytes: number; capabilityIds?: string[] },
+      ) => DatabasePage<VectorEntry> | Promise<DatabasePage<VectorEntry>>)
+    | undefined;
   /** Called once the view was read (or found unchanged), also after a failure. */
   close?: (() => void | Promise<void>) | undefined;
 }
@@ -1135,6 +1169,32 @@ export type ReloadEvent =
   | { providerId: string; ok: true; trigger: 'reload' | 'watch'; entry: ReloadProviderResult & { ok: true }; error?: undefined }
   | { providerId: string; ok: false; trigger: 'reload' | 'watch'; entry: ReloadProviderResult & { ok: false }; error: GraphError }
   | { providerId: string; ok: false; trigger: 'watch'; entry?: undefined; error: GraphError };
+
+/** What became of a provider's precomputed vectors (its vectors file, or its database view's
+ *  `vectors()`) when the semantic executor planned its current snapshot's build. */
+export interface PrecomputedVectorsStatus {
+  /** `null` when the provider offered none. */
+  source: 'file' | 'view' | null;
+  /** `used`: every entry read matched a capability's text; `partial`: some were stale; `stale`:
+   *  none did; `ignored`: see `reason`; `absent`: none offered. */
+  state: 'used' | 'partial' | 'stale' | 'ignored' | 'absent';
+  /** Why they were ignored whole (then none is used). */
+  reason: 'corrupt' | 'truncated' | 'foreign' | 'too_large' | 'failed' | 'timeout' | null;
+  /** Entries read; `used + stale`. */
+  entries: number;
+  /** Entries matching a capability's text today. */
+  used: number;
+  /** Entries matching none (text changed, another model, a removed capability). */
+  stale: number;
+  /** Capabilities the snapshot embeds: neither the entries nor an earlier snapshot held their text. */
+  embedded: number;
+}
+
+export interface GraphStatus {
+  /** In config order; `vectors` is `null` without the semantic executor and until it has planned
+   *  the provider's build (the first-party encoder still loading, or unavailable). */
+  providers: { providerId: string; vectors: PrecomputedVectorsStatus | null }[];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Graphs
@@ -1180,6 +1240,9 @@ export declare class CapabilityGraph {
    *  `CG_GRAPH_CLOSED` after `close()`. */
   on(event: 'reload', listener: (event: ReloadEvent) => unknown): this;
   off(event: 'reload', listener: (event: ReloadEvent) => unknown): this;
+  /** What became of each provider's precomputed vectors. Rejects `CG_GRAPH_CLOSED` after
+   *  `close()`. */
+  status(): Promise<GraphStatus>;
   /** Idempotent and never rejects; later calls reject with `CG_GRAPH_CLOSED`, and so do calls
    *  still waiting on host code (readers, retrievers, adapters, the executor, a reload's
    *  database read), whose signals are aborted. Every watch stops; queued reloads are dropped. */
@@ -1460,6 +1523,10 @@ export interface ToolProvider {
  *  `details.field` naming the tool (`tools[3].name`). */
 export declare function providerFromTools(options: ProviderFromToolsOptions): ToolProvider;
 
+/** The entries of a vectors file (`capability-graph embed`'s `vectors/<model-id>.bin`) as a
+ *  database view's `vectors()` lists them, decoded by the engine's own rules; throws
+ *  `CG_INPUT_INVALID` (`details.field` `bytes`) for bytes that are not one. */
+export declare function readVectorsFile(bytes: Uint8Array): VectorsFile;
 /** `'p::c'` → `{ providerId: 'p', capabilityId: 'c' }`; throws `CG_INPUT_INVALID`. */
 export declare function parseQualifiedId(id: string): CapabilityId;
 /** `{ providerId, capabilityId }` → `'p::c'`; throws `CG_INPUT_INVALID`. */

@@ -96,6 +96,9 @@ test('embed writes the documented file; a graph opening the provider with it emb
     const stats = g[STATS]();
     assert.equal(stats.providers[0].vectorsFile, 'read');
     assert.ok(stats.providers[0].vectorBytes <= 30 * 512);
+    assert.deepEqual(await g.status(), {
+      providers: [{ providerId: 'acme', vectors: { source: 'file', state: 'used', reason: null, entries: 30, used: 30, stale: 0, embedded: 0 } }],
+    });
     await g.close();
 
     // One capability changed: only its text is embedded.
@@ -104,6 +107,7 @@ test('embed writes the documented file; a graph opening the provider with it emb
     const g2 = await openWith(p.root, again);
     assert.equal(again.calls.filter((t) => t !== 'handles job number 3').length, 1);
     assert.match(again.calls[0], /Something else entirely/);
+    assert.deepEqual((await g2.status()).providers[0].vectors, { source: 'file', state: 'partial', reason: null, entries: 30, used: 29, stale: 1, embedded: 1 });
     await g2.close();
   } finally {
     p.cleanup();
@@ -124,7 +128,7 @@ test('corrupt, truncated and foreign vectors files are ignored: every capability
     badScale.writeFloatLE(Number.NaN, 34 + 2 + 'area0.task0'.length + 16);
     for (const [name, bytes, status] of [
       ['garbage', Buffer.from('not a vectors file'), 'corrupt'],
-      ['truncated', good.subarray(0, good.length - 3), 'corrupt'],
+      ['truncated', good.subarray(0, good.length - 3), 'truncated'],
       ['trailing bytes', Buffer.concat([good, Buffer.from([1])]), 'corrupt'],
       ['count beyond the file', huge, 'corrupt'],
       ['bad scale', badScale, 'corrupt'],
@@ -135,6 +139,7 @@ test('corrupt, truncated and foreign vectors files are ignored: every capability
       const g = await openWith(p.root, embedder);
       assert.equal(embedder.calls.length, 12 + 1, name);
       assert.equal(g[STATS]().providers[0].vectorsFile, status, name);
+      assert.deepEqual((await g.status()).providers[0].vectors, { source: 'file', state: 'ignored', reason: status, entries: 0, used: 0, stale: 0, embedded: 12 }, name);
       assert.equal((await g.match({ intent: 'handles job number 3' })).status, 'matched', name);
       await g.close();
     }

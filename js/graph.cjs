@@ -584,7 +584,7 @@ function sourceContext(view) {
 }
 
 /** The optional calls a view may have; the collector chooses among those it has. */
-const VIEW_CALLS = ['scanRelations', 'neighbors', 'changedSince'];
+const VIEW_CALLS = ['scanRelations', 'neighbors', 'changedSince', 'vectors'];
 
 /**
  * Reads one provider whole through an open view into `reads` (the engine's collector), a page
@@ -625,14 +625,20 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
     const offers = VIEW_CALLS.filter((name) => typeof view?.[name] === 'function');
     let next = unwrap(call(() => reads.begin(providerId, JSON.stringify({ ...opened, cwd: process.cwd() }), JSON.stringify(offers))));
     if (next?.unchanged) return;
-    while (next !== null) {
-      if (next.stopped) throw COLLECTOR_STOPPED;
-      const { call: method, args } = next;
-      const page = await step(() => view[method](...args));
-      const [wired, itemsJson] = wirePage(page);
-      next = unwrap(call(() => reads.page(wired, itemsJson)));
-    }
-    unwrap(call(() => reads.end(JSON.stringify(sourceContext(view)))));
+    const pages = async () => {
+      while (next !== null) {
+        if (next.stopped) throw COLLECTOR_STOPPED;
+        const { call: method, args } = next;
+        const page = await step(() => view[method](...args));
+        const [wired, itemsJson] = wirePage(page);
+        next = unwrap(call(() => reads.page(wired, itemsJson)));
+      }
+    };
+    await pages();
+    // The read is complete; the collector may then ask for the view's precomputed vectors,
+    // whose failures it keeps from the read.
+    next = unwrap(call(() => reads.end(JSON.stringify(sourceContext(view)))));
+    await pages();
   } finally {
     // The next read waits for the release; a read close() ended does not.
     const released = release(view);
@@ -1028,6 +1034,13 @@ class CapabilityGraph {
     return runHosted(this, 'match', query);
   }
 
+  /** What became of each provider's precomputed vectors (its vectors file or its database
+   *  view's `vectors()`): `{ providers: [{ providerId, vectors }] }`. */
+  async status() {
+    if (!isGraph(this)) throw notAGraph('status');
+    return unwrap(call(() => this.#native.status()));
+  }
+
   /** The engine's own accounting of the memory its snapshots keep, for benchmarks: `{ providers:
    *  [{ providerId, capabilities, snapshotBytes, previousSnapshotBytes, lexicalIndexBytes }] }`
    *  (null where there is none). Not public API. */
@@ -1132,6 +1145,13 @@ BoundProviderGraph.prototype.getProvider = async function (query) {
   return runQuery(graphOf(this, 'getProvider'), 'getProvider', wirePair(this.providerId, query), this.providerId);
 };
 
+/** The entries of a vectors file (`capability-graph embed`'s `vectors/<model-id>.bin`), as a
+ *  database view's `vectors()` pages give them: `{ modelId, dimensions, entries }`. */
+function readVectorsFile(bytes) {
+  if (!(bytes instanceof Uint8Array)) throw inputInvalid('bytes', { phase: 'query', expected: 'Uint8Array' });
+  return unwrap(call(native.vectorsFileEntries, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
+}
+
 function parseQualifiedId(value) {
   return unwrap(call(native.parseQualifiedId, toWireJson(value, undefined, ARGUMENTS)));
 }
@@ -1180,6 +1200,7 @@ module.exports = {
   CapabilityGraph,
   BoundProviderGraph,
   parseQualifiedId,
+  readVectorsFile,
   formatQualifiedId,
   lexicalExecutor,
   semanticExecutor,

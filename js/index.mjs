@@ -10,6 +10,7 @@ export const {
   Phase,
   NextAction,
   parseQualifiedId,
+  readVectorsFile,
   formatQualifiedId,
   lexicalExecutor,
   semanticExecutor,

@@ -156,6 +156,7 @@ impl Engine {
             source.provider_id = Some(id);
         }
         let mut model_dir = None;
+        let named = config.executor.as_ref().and_then(vectors_model);
         let (executor, semantic) = match config.executor.take() {
             None => (None, None),
             Some(ExecutorSpec::Lexical { options }) => {
@@ -186,7 +187,7 @@ impl Engine {
                         Model::Unavailable(matching::semantic::package_missing(&package))
                     }
                 };
-                let semantic = Semantic::new(model, min_score, b);
+                let semantic = Semantic::new(model, min_score, b).naming(named);
                 (
                     Some(Executor::Semantic { min_score }),
                     Some(Arc::new(semantic)),
@@ -281,6 +282,33 @@ impl Engine {
         std::mem::take(&mut *self.vectors_out.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The model whose precomputed vectors a reload asks database views for, if any.
+    pub fn vectors_model(&self) -> Option<(String, usize)> {
+        self.semantic.as_ref().and_then(|s| s.wanted_model())
+    }
+
+    /// What became of each provider's precomputed vectors (its vectors file or its view's
+    /// `vectors()`), in config order: `{ providers: [{ providerId, vectors }] }`, `vectors`
+    /// `null` until the semantic executor has planned the provider's build (and always without
+    /// one). Never a path or a raw message.
+    pub fn status(&self) -> Result<String> {
+        let state = self.store.pin()?;
+        let providers: Vec<Value> = self
+            .sources
+            .iter()
+            .filter_map(|s| s.provider_id.as_deref())
+            .filter(|id| state.providers.contains_key(*id))
+            .map(|id| {
+                let vectors = self.semantic.as_ref().and_then(|s| s.precomputed(id));
+                serde_json::json!({
+                    "providerId": id,
+                    "vectors": vectors.map(|v| v.to_json()),
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({ "providers": providers }).to_string())
+    }
+
     /// The semantic executor's state, for the binding (host embedder batches, stats).
     pub fn semantic(&self) -> Option<&Arc<Semantic>> {
         self.semantic.as_ref()
@@ -371,7 +399,7 @@ impl Engine {
                     "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
                     "lexicalIndexBytes": slots.current.lexical_ready().then(|| slots.current.lexical().memory_bytes()),
                     "vectorBytes": slots.current.semantic().map(|v| v.memory_bytes()),
-                    "vectorsFile": self.semantic.as_ref().and_then(|s| s.file_status(id)).map(|f| f.as_str()),
+                    "vectorsFile": self.semantic.as_ref().and_then(|s| s.precomputed(id)).map(|f| f.file_word()),
                 })
             })
             .collect();
@@ -864,6 +892,7 @@ fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
         json,
         mut kept,
         mut texts,
+        mut vectors,
     } = reads;
     let Some(json) = json else {
         return BTreeMap::new();
@@ -875,7 +904,7 @@ fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
         .filter_map(|(k, raw)| {
             let given = texts.remove(&k).unwrap_or_default();
             let read = DatabaseRead::from_text(raw.get(), kept.remove(&k), given)?;
-            Some((k, read))
+            Some((k.clone(), read.with_vectors(vectors.remove(&k))))
         })
         .collect()
 }
@@ -946,11 +975,16 @@ pub fn database_sources(config_json: &str) -> Result<String> {
         })
         .collect();
     let b = &config.budgets.database;
+    // Beside the bounds, the model whose precomputed vectors views are asked for (if any).
+    let vectors = config.executor.as_ref().and_then(vectors_model);
+    let vectors =
+        vectors.map(|(id, dims)| serde_json::json!({ "modelId": id, "dimensions": dims }));
     let budgets = serde_json::json!({
         "callTimeoutMs": b.call_timeout_ms,
         "readTimeoutMs": b.read_timeout_ms,
         "maxRecords": b.max_records,
         "maxBytes": b.max_bytes,
+        "vectors": vectors,
     });
     let watch = serde_json::json!({
         "debounceMs": WATCH_DEBOUNCE_MS,
@@ -960,6 +994,31 @@ pub fn database_sources(config_json: &str) -> Result<String> {
     });
     Ok(serde_json::json!({ "sources": list, "budgets": budgets, "watches": watches, "watch": watch })
         .to_string())
+}
+
+/// `readVectorsFile`: `{ modelId, dimensions, entries }` of a vectors file's bytes, each entry
+/// as a view's `vectors()` page gives it; bytes that are not a vectors file by the file's rules
+/// are `CG_INPUT_INVALID` (`details.field` `bytes`).
+pub fn vectors_file_entries(bytes: &[u8]) -> Result<String> {
+    matching::semantic::file::entries_json(bytes)
+        .map(|v| v.to_string())
+        .map_err(|_| crate::error::input_invalid("bytes", "vectors file"))
+}
+
+/// The model and dimensions of a semantic executor's vectors, when known before it loads: the
+/// host embedder's, or those the first-party encoder's weights name.
+fn vectors_model(spec: &ExecutorSpec) -> Option<(String, usize)> {
+    match spec {
+        ExecutorSpec::Semantic {
+            embedder: Some((host, dims)),
+            ..
+        } => Some((host.id.clone(), *dims)),
+        ExecutorSpec::Semantic {
+            model: crate::config::ModelSpec::Dir(dir),
+            ..
+        } => crate::encoder::Encoder::peek_id(dir),
+        _ => None,
+    }
 }
 
 /// A provider's watch was lost (its adapter's `watch` failed or ended, or the file-system watch

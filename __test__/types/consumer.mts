@@ -32,6 +32,9 @@ import {
   type RuntimeObservation,
   type DatabaseAuthorityAdapter,
   type DatabaseRelation,
+  type VectorEntry,
+  type GraphStatus,
+  readVectorsFile,
   type RetrieveCapabilitiesPage,
   type QueryRuntimePage,
   type QueryKnowledgePage,
@@ -335,7 +338,30 @@ async function integrations(): Promise<void> {
   };
   // @ts-expect-error a page gives items or their JSON text, not both
   const both: DatabaseAuthorityAdapter = { id: 'x', openView: (providerId) => ({ provider: { providerId, name: 'P', version: '1' }, sourceRevision: 'v', scanCapabilities: () => ({ items: [], itemsJson: '[]' }) }) };
-  void [bulk, recordsOnly, forced, unkinded, incremental, both];
+  // Precomputed vectors from a view, and what became of them.
+  const file = readVectorsFile(new Uint8Array(0));
+  const stored: VectorEntry[] = file.entries;
+  const vectored: DatabaseAuthorityAdapter = {
+    id: 'vectors',
+    openView: (providerId) => ({
+      provider: { providerId, name: 'P', version: '1' },
+      sourceRevision: 'v1',
+      scanCapabilities: () => ({ items: [] }),
+      vectors: async (modelId, { limit, maxBytes, cursor, capabilityIds }) => ({
+        items: stored.filter((e) => modelId === file.modelId && limit + maxBytes > 0 && (capabilityIds ?? [e.capabilityId]).includes(e.capabilityId) && e.capabilityId > (cursor ?? '')),
+      }),
+    }),
+  };
+  const status: GraphStatus = await graph.status();
+  for (const { providerId, vectors } of status.providers) {
+    if (vectors !== null && vectors.state === 'ignored') {
+      const why: 'corrupt' | 'truncated' | 'foreign' | 'too_large' | 'failed' | 'timeout' | null = vectors.reason;
+      void [providerId, why, vectors.embedded];
+    }
+  }
+  // @ts-expect-error an entry's vector is base64 text
+  const numeric: VectorEntry = { capabilityId: 'a', textHash: '00', scale: 1, vector: [1, 2] };
+  void [bulk, recordsOnly, forced, unkinded, incremental, both, vectored, numeric];
   // Watched providers, and what a host is told after each reload.
   const watching: DatabaseAuthorityAdapter = {
     id: 'watching',

@@ -58,6 +58,13 @@ pub fn parse_qualified_id(value: String) -> String {
     outcome(guarded(|| crate::query::args::parse_qualified_id(&value)))
 }
 
+/// `readVectorsFile`: the entries of a vectors file's bytes, as a view's `vectors()` pages give
+/// them (JSON).
+#[napi]
+pub fn vectors_file_entries(bytes: Buffer) -> String {
+    outcome(guarded(|| crate::engine::vectors_file_entries(&bytes)))
+}
+
 /// `formatQualifiedId`: JSON of the value in, JSON of the qualified ID string out.
 #[napi]
 pub fn format_qualified_id(value: String) -> String {
@@ -451,11 +458,10 @@ impl NativeDatabaseReads {
     }
 
     /// The provider's read finished: the view's source fields as read after the scans (JSON).
+    /// Answers the first `vectors()` call when the view's vectors are wanted, else `null`.
     #[napi]
     pub fn end(&mut self, after: String) -> String {
-        outcome(guarded(|| {
-            self.reads.end(&after).map(|()| "null".to_owned())
-        }))
+        outcome(guarded(|| self.reads.end(&after).map(next_json)))
     }
 
     /// The provider's read failed: `{ code }` or `{ reason }` (JSON).
@@ -814,8 +820,9 @@ impl NativeGraph {
             .map_err(|e| napi::Error::from_reason(e.to_json()))?;
         let known = self.engine.database_known(&args);
         let records = self.engine.database_records(&known);
+        let reads = reads.knowing(known).knowing_records(records);
         Ok(NativeDatabaseReads {
-            reads: reads.knowing(known).knowing_records(records),
+            reads: reads.wanting_vectors(self.engine.vectors_model()),
         })
     }
 
@@ -860,6 +867,12 @@ impl NativeGraph {
     #[napi]
     pub fn stats(&self) -> String {
         outcome(guarded(|| self.engine.stats()))
+    }
+
+    /// What became of each provider's precomputed vectors (JSON), for `graph.status()`.
+    #[napi]
+    pub fn status(&self) -> String {
+        outcome(guarded(|| self.engine.status()))
     }
 
     /// Which verbs served by a host component can answer (JSON `{ verb: bool }`).

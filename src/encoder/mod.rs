@@ -42,17 +42,18 @@ impl Encoder {
                 reason: "the vocabulary does not belong to these weights",
             });
         }
-        let id = format!(
-            "{}/int8-{}-{:08x}",
-            weights.name,
-            weights::FORMAT_VERSION,
-            weights.checksum
-        );
+        let id = weights::model_id(&weights.name, weights.checksum);
         Ok(Encoder {
             id,
             tokenizer,
             weights,
         })
+    }
+
+    /// The ID and dimensions the weights in `dir` name, read from the weights file's header
+    /// without loading it (see [`weights::peek_id`]).
+    pub fn peek_id(dir: &Path) -> Option<(String, usize)> {
+        weights::peek_id(dir)
     }
 
     /// The model's identity, e.g. `all-MiniLM-L6-v2/int8-1-1a2b3c4d`: its name, the file

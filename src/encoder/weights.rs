@@ -139,6 +139,43 @@ pub(crate) fn read_dir(dir: &Path) -> Result<(Weights, String), LoadError> {
     Ok((weights, vocab))
 }
 
+/// The model ID and dimensions the weights in `dir` name, from the header and the checksum
+/// of `model.bin` alone (a few hundred bytes read, nothing checked): what the engine asks a
+/// database view's precomputed vectors for before the encoder has loaded. An ID named wrongly
+/// costs nothing but those vectors, whose text hashes then match no text of the loaded model.
+pub(crate) fn peek_id(dir: &Path) -> Option<(String, usize)> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::open(dir.join("model.bin")).ok()?;
+    let mut head = Vec::new();
+    (&mut file)
+        .take(MAGIC.len() as u64 + 4 + 2 + 65_535 + 8)
+        .read_to_end(&mut head)
+        .ok()?;
+    if !head.starts_with(MAGIC) {
+        return None;
+    }
+    let mut c = Cursor {
+        bytes: &head,
+        at: MAGIC.len(),
+    };
+    if c.u32().ok()? != FORMAT_VERSION {
+        return None;
+    }
+    let name = c.name().ok()?.to_owned();
+    let _vocab = c.size().ok()?;
+    let hidden = c.size().ok()?;
+    file.seek(SeekFrom::End(-4)).ok()?;
+    let mut tail = [0u8; 4];
+    file.read_exact(&mut tail).ok()?;
+    let checksum = u32::from_le_bytes(tail);
+    Some((model_id(&name, checksum), hidden))
+}
+
+/// The model's identity: its name, the file format's version and the weights file's CRC-32.
+pub(crate) fn model_id(name: &str, checksum: u32) -> String {
+    format!("{name}/int8-{FORMAT_VERSION}-{checksum:08x}")
+}
+
 fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, LoadError> {
     let file = std::fs::File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => LoadError::Missing,

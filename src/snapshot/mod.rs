@@ -282,6 +282,9 @@ pub struct ProviderSnapshot {
     /// from: the next read takes what did not change from here. Only the current snapshot
     /// needs them; one retired to `previous` lets them go.
     pub kept: std::sync::Mutex<Option<std::sync::Arc<crate::sources::database::KeptRecords>>>,
+    /// For a database provider, the vectors its view offered, until the semantic executor's
+    /// build of this snapshot takes them.
+    pub offered: std::sync::Mutex<Option<crate::matching::semantic::file::Offered>>,
     /// The lexical executor's index, built on first use.
     lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
     /// The semantic executor's capability vectors, once built.
@@ -329,6 +332,7 @@ impl ProviderSnapshot {
             roots,
             source: None,
             kept: std::sync::Mutex::new(None),
+            offered: std::sync::Mutex::new(None),
             lexical: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
         }

@@ -94,6 +94,7 @@ pub fn load(
             let mut snapshot = ProviderSnapshot::build(validated, AuthorityKind::Database, roots);
             snapshot.source = Some(Arc::new(read.identity()));
             snapshot.kept = std::sync::Mutex::new(read.kept());
+            snapshot.offered = std::sync::Mutex::new(read.take_vectors());
             Ok(snapshot)
         }
     }

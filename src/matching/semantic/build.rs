@@ -54,8 +54,9 @@ struct State {
     embedded: u64,
     /// A thread of the engine builds with the first-party encoder.
     building: bool,
-    /// What became of each provider's vectors file, last time it was looked for.
-    files: HashMap<String, super::file::FileStatus>,
+    /// What became of each provider's precomputed vectors (its file or its view's), at the
+    /// last build planned for it.
+    precomputed: HashMap<String, super::file::Status>,
 }
 
 /// The semantic executor of one graph.
@@ -68,6 +69,9 @@ pub struct Semantic {
     state: Mutex<State>,
     changed: Condvar,
     closed: AtomicBool,
+    /// The model and dimensions named at open (the host embedder's, or those the first-party
+    /// encoder's weights name before they load).
+    named: Option<(String, usize)>,
 }
 
 pub fn unavailable(reason: &str) -> GraphError {
@@ -91,10 +95,27 @@ impl Semantic {
                 next_id: 1,
                 embedded: 0,
                 building: false,
-                files: HashMap::new(),
+                precomputed: HashMap::new(),
             }),
             changed: Condvar::new(),
             closed: AtomicBool::new(false),
+            named: None,
+        }
+    }
+
+    /// This executor, with the model named at open.
+    pub fn naming(mut self, named: Option<(String, usize)>) -> Semantic {
+        self.named = named;
+        self
+    }
+
+    /// The model whose precomputed vectors are worth asking for: the loaded one, else the one
+    /// named at open; none once the first-party encoder proved unavailable.
+    pub fn wanted_model(&self) -> Option<(String, usize)> {
+        match &self.lock().model {
+            Model::Unavailable(_) => None,
+            Model::Loading => self.named.clone(),
+            model => model_of(model),
         }
     }
 
@@ -116,9 +137,9 @@ impl Semantic {
         model_of(&self.lock().model)
     }
 
-    /// What became of `provider`'s vectors file.
-    pub fn file_status(&self, provider: &str) -> Option<super::file::FileStatus> {
-        self.lock().files.get(provider).copied()
+    /// What became of `provider`'s precomputed vectors at its last build planned.
+    pub fn precomputed(&self, provider: &str) -> Option<super::file::Status> {
+        self.lock().precomputed.get(provider).copied()
     }
 
     /// How many texts were embedded so far.
@@ -168,7 +189,7 @@ impl Semantic {
             if s.semantic().is_some() || live.iter().any(|k| Arc::ptr_eq(k, s)) {
                 continue;
             }
-            let (file, status) = super::file::read(s, &model, dims);
+            let (file, mut status) = precomputed(s, &model, dims);
             let prior: Vec<&Vectors> = known
                 .iter()
                 .filter(|k| k.provider_id() == s.provider_id() && !Arc::ptr_eq(k, s))
@@ -204,6 +225,14 @@ impl Semantic {
                 job.hashes.push(h);
             }
             job.left = job.missing.len();
+            if let Some(file) = &file {
+                let current: std::collections::HashSet<&TextHash> = job.hashes.iter().collect();
+                let used = file.hashes.iter().filter(|h| current.contains(h)).count();
+                status.entries = file.hashes.len() as u32;
+                status.used = used as u32;
+                status.stale = (file.hashes.len() - used) as u32;
+            }
+            status.embedded = job.left as u32;
             // Rows are handed out from the end: keep capability order.
             job.missing.reverse();
             jobs.push((job, status));
@@ -211,7 +240,7 @@ impl Semantic {
         let mut state = self.lock();
         for (job, status) in jobs {
             state
-                .files
+                .precomputed
                 .insert(job.snapshot.provider_id().to_owned(), status);
             if state
                 .jobs
@@ -422,6 +451,46 @@ impl Semantic {
 
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Relaxed)
+    }
+}
+
+/// The precomputed vectors of snapshot `s` for `model`: its view's (taken from the snapshot),
+/// else its vectors file's; what became of them, counts still to fill in.
+fn precomputed(
+    s: &ProviderSnapshot,
+    model: &str,
+    dims: usize,
+) -> (Option<Vectors>, super::file::Status) {
+    use super::file::{Offered, Source, Status};
+    let taken = s.offered.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let (source, offered) = match taken {
+        Some(offered) => (Source::View, offered),
+        None => (Source::File, super::file::read(s, model, dims)),
+    };
+    let mut status = Status {
+        source: Some(source),
+        ignored: None,
+        entries: 0,
+        used: 0,
+        stale: 0,
+        embedded: 0,
+    };
+    match offered {
+        Offered::Absent => {
+            status.source = None;
+            (None, status)
+        }
+        Offered::Ignored(reason) => {
+            status.ignored = Some(reason);
+            (None, status)
+        }
+        // Entries of another model than the one planned (the first-party encoder loaded as
+        // another than its package named) hold no text of this one.
+        Offered::Entries(v) if v.model != model || v.dims != dims => {
+            status.ignored = Some(super::file::Ignored::Foreign);
+            (None, status)
+        }
+        Offered::Entries(v) => (Some(v), status),
     }
 }
 

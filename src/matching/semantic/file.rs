@@ -27,28 +27,148 @@ const MAX_ID_BYTES: usize = 512;
 /// The most entries a file may hold.
 const MAX_ENTRIES: u64 = 10_000_000;
 
-/// What became of a provider's vectors file.
+/// Why a provider's precomputed vectors (its file, or its view's `vectors()`) were ignored whole:
+/// the provider is then embedded as if it had none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileStatus {
-    Absent,
-    /// Read; `used` of its entries matched.
-    Read {
-        entries: u32,
-    },
-    /// Another model's or dimensions: ignored.
-    Foreign,
-    /// Not a vectors file, truncated or over its bounds: ignored.
+pub enum Ignored {
+    /// Not vectors as documented: a bad header, entry or page.
     Corrupt,
+    /// Ends before the entries it announces.
+    Truncated,
+    /// Another model's or dimensions' vectors.
+    Foreign,
+    /// More entries or bytes than the provider's capabilities can need, or than the read's
+    /// bounds allow.
+    TooLarge,
+    /// The view's `vectors()` threw or rejected.
+    Failed,
+    /// The view's `vectors()` missed a deadline of `budgets.database`.
+    Timeout,
 }
 
-impl FileStatus {
+impl Ignored {
     pub fn as_str(self) -> &'static str {
         match self {
-            FileStatus::Absent => "absent",
-            FileStatus::Read { .. } => "read",
-            FileStatus::Foreign => "foreign",
-            FileStatus::Corrupt => "corrupt",
+            Ignored::Corrupt => "corrupt",
+            Ignored::Truncated => "truncated",
+            Ignored::Foreign => "foreign",
+            Ignored::TooLarge => "too_large",
+            Ignored::Failed => "failed",
+            Ignored::Timeout => "timeout",
         }
+    }
+}
+
+/// Where a provider's precomputed vectors come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    File,
+    View,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::File => "file",
+            Source::View => "view",
+        }
+    }
+}
+
+/// What a provider offered for a snapshot: nothing, entries (each still to be matched by its
+/// text hash), or vectors ignored whole.
+#[derive(Debug)]
+pub enum Offered {
+    Absent,
+    Entries(Vectors),
+    Ignored(Ignored),
+}
+
+/// What became of a provider's precomputed vectors at its current snapshot's build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// `None` when the provider offered none.
+    pub source: Option<Source>,
+    pub ignored: Option<Ignored>,
+    /// Entries read; `used` of them matched a capability's text today, `stale` none.
+    pub entries: u32,
+    pub used: u32,
+    pub stale: u32,
+    /// Capabilities the snapshot had to embed: neither the entries nor an earlier snapshot's
+    /// vectors held their text.
+    pub embedded: u32,
+}
+
+impl Status {
+    /// `used` (every entry current), `partial` (some stale), `stale` (none current), `ignored`
+    /// (see `reason`) or `absent`.
+    pub fn state(&self) -> &'static str {
+        match (self.source, self.ignored) {
+            (_, Some(_)) => "ignored",
+            (None, None) => "absent",
+            _ if self.entries == 0 => "absent",
+            _ if self.stale == 0 => "used",
+            _ if self.used == 0 => "stale",
+            _ => "partial",
+        }
+    }
+
+    /// The documented JSON of `graph.status()`: never a path or a raw message.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "source": self.source.map(Source::as_str),
+            "state": self.state(),
+            "reason": self.ignored.map(Ignored::as_str),
+            "entries": self.entries,
+            "used": self.used,
+            "stale": self.stale,
+            "embedded": self.embedded,
+        })
+    }
+
+    /// The internal stats' word for a vectors file (`absent` for other sources).
+    pub fn file_word(&self) -> &'static str {
+        match (self.source, self.ignored) {
+            (Some(Source::File), Some(reason)) => reason.as_str(),
+            (Some(Source::File), None) => "read",
+            _ => "absent",
+        }
+    }
+}
+
+/// The rules of one entry, in a file or a view's page, kept once: a capability ID of 1..=512
+/// bytes, a scale that is finite, positive and at most 1, and exactly `dims` components (another
+/// length is another model's vector).
+pub fn push_entry(
+    v: &mut Vectors,
+    id: &str,
+    hash: TextHash,
+    scale: f32,
+    vector: &[u8],
+) -> Result<(), Ignored> {
+    if id.is_empty() || id.len() > MAX_ID_BYTES {
+        return Err(Ignored::Corrupt);
+    }
+    if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
+        return Err(Ignored::Corrupt);
+    }
+    if vector.len() != v.dims {
+        return Err(Ignored::Foreign);
+    }
+    v.data.extend(vector.iter().map(|b| *b as i8));
+    v.scales.push(scale);
+    v.hashes.push(hash);
+    Ok(())
+}
+
+/// No entries yet, for `model` with `dims` dimensions.
+pub fn empty(model: &str, dims: usize) -> Vectors {
+    Vectors {
+        model: model.to_owned(),
+        dims,
+        data: Vec::new(),
+        scales: Vec::new(),
+        hashes: Vec::new(),
     }
 }
 
@@ -112,55 +232,47 @@ impl<'a> Cursor<'a> {
 }
 
 /// Parses a file for `model` with `dims` dimensions: its entries as vectors keyed by text hash.
-pub fn decode(bytes: &[u8], model: &str, dims: usize) -> Result<Vectors, FileStatus> {
-    let corrupt = FileStatus::Corrupt;
+pub fn decode(bytes: &[u8], model: &str, dims: usize) -> Result<Vectors, Ignored> {
+    let (corrupt, short) = (Ignored::Corrupt, Ignored::Truncated);
     let mut c = Cursor(bytes);
     if c.take(8) != Some(&MAGIC[..]) || c.u32() != Some(VERSION) {
         return Err(corrupt);
     }
-    let len = c.u32().ok_or(corrupt)? as usize;
+    let len = c.u32().ok_or(short)? as usize;
     if len == 0 || len > MAX_MODEL_BYTES {
         return Err(corrupt);
     }
-    let id = std::str::from_utf8(c.take(len).ok_or(corrupt)?).map_err(|_| corrupt)?;
-    let file_dims = c.u32().ok_or(corrupt)? as u64;
+    let id = std::str::from_utf8(c.take(len).ok_or(short)?).map_err(|_| corrupt)?;
+    let file_dims = c.u32().ok_or(short)? as u64;
     if file_dims == 0 || file_dims > MAX_DIMENSIONS {
         return Err(corrupt);
     }
-    let count = c.u32().ok_or(corrupt)? as u64;
+    let count = c.u32().ok_or(short)? as u64;
     if count > MAX_ENTRIES {
         return Err(corrupt);
     }
     if id != model || file_dims as usize != dims {
-        return Err(FileStatus::Foreign);
+        return Err(Ignored::Foreign);
     }
     // Entries need at least this many bytes each: a count the file cannot hold allocates nothing.
     if count * (2 + 1 + 16 + 4 + dims as u64) > c.0.len() as u64 {
-        return Err(corrupt);
+        return Err(short);
     }
     let n = count as usize;
-    let mut v = Vectors {
-        model: model.to_owned(),
-        dims,
-        data: Vec::with_capacity(n * dims),
-        scales: Vec::with_capacity(n),
-        hashes: Vec::with_capacity(n),
-    };
+    let mut v = empty(model, dims);
+    v.data.reserve(n * dims);
+    v.scales.reserve(n);
+    v.hashes.reserve(n);
     for _ in 0..n {
-        let len = c.u16().ok_or(corrupt)? as usize;
+        let len = c.u16().ok_or(short)? as usize;
         if len == 0 || len > MAX_ID_BYTES {
             return Err(corrupt);
         }
-        std::str::from_utf8(c.take(len).ok_or(corrupt)?).map_err(|_| corrupt)?;
-        let hash: TextHash = c.take(16).ok_or(corrupt)?.try_into().map_err(|_| corrupt)?;
-        let scale = f32::from_le_bytes(c.take(4).ok_or(corrupt)?.try_into().map_err(|_| corrupt)?);
-        if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
-            return Err(corrupt);
-        }
-        v.data
-            .extend(c.take(dims).ok_or(corrupt)?.iter().map(|b| *b as i8));
-        v.scales.push(scale);
-        v.hashes.push(hash);
+        let id = std::str::from_utf8(c.take(len).ok_or(short)?).map_err(|_| corrupt)?;
+        let hash: TextHash = c.take(16).ok_or(short)?.try_into().map_err(|_| corrupt)?;
+        let scale = f32::from_le_bytes(c.take(4).ok_or(short)?.try_into().map_err(|_| corrupt)?);
+        let vector = c.take(dims).ok_or(short)?;
+        push_entry(&mut v, id, hash, scale, vector)?;
     }
     if !c.0.is_empty() {
         return Err(corrupt);
@@ -175,31 +287,127 @@ fn max_bytes(count: u64, dims: u64) -> u64 {
 
 /// Reads the provider's vectors file for `model` beneath its root, if it has one; reads at most
 /// what a file of its capabilities' count could hold (twice over, for renamed capabilities).
-pub fn read(
-    snapshot: &ProviderSnapshot,
-    model: &str,
-    dims: usize,
-) -> (Option<Vectors>, FileStatus) {
+pub fn read(snapshot: &ProviderSnapshot, model: &str, dims: usize) -> Offered {
     let Some(root) = snapshot.roots.default_root.as_ref() else {
-        return (None, FileStatus::Absent);
+        return Offered::Absent;
     };
     if snapshot.authority != crate::snapshot::AuthorityKind::File || !is_model_id(model) {
-        return (None, FileStatus::Absent);
+        return Offered::Absent;
     }
     let Ok(file) = root.open_file(&file_name(model)) else {
-        return (None, FileStatus::Absent);
+        return Offered::Absent;
     };
     let limit = max_bytes(2 * snapshot.capabilities.len() as u64 + 16, dims as u64);
     let mut bytes = Vec::new();
     match file.take(limit + 1).read_to_end(&mut bytes) {
         Ok(_) if bytes.len() as u64 <= limit => {}
-        _ => return (None, FileStatus::Corrupt),
+        Ok(_) => return Offered::Ignored(Ignored::TooLarge),
+        Err(_) => return Offered::Ignored(Ignored::Corrupt),
     }
     match decode(&bytes, model, dims) {
-        Ok(v) => {
-            let entries = v.scales.len() as u32;
-            (Some(v), FileStatus::Read { entries })
-        }
-        Err(status) => (None, status),
+        Ok(v) => Offered::Entries(v),
+        Err(reason) => Offered::Ignored(reason),
     }
+}
+
+/// One entry of a view's `vectors()` page: the file's entry as JSON, its text hash as 32
+/// lowercase hex digits and its vector as the base64 of its int8 components.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageEntry<'a> {
+    #[serde(rename = "capabilityId", borrow)]
+    capability_id: std::borrow::Cow<'a, str>,
+    #[serde(rename = "textHash", borrow)]
+    text_hash: std::borrow::Cow<'a, str>,
+    scale: f32,
+    #[serde(borrow)]
+    vector: std::borrow::Cow<'a, str>,
+}
+
+fn hex_hash(text: &str) -> Option<TextHash> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 32 {
+        return None;
+    }
+    let digit = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 16];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// The text hash as a view's page gives it.
+pub fn hash_hex(hash: &TextHash) -> String {
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The file's entries as a view's page items give them (`{ capabilityId, textHash, scale,
+/// vector }`), for adapters that store what `capability-graph embed` wrote: the model ID, the
+/// dimensions and the items as JSON.
+pub fn entries_json(bytes: &[u8]) -> Result<serde_json::Value, Ignored> {
+    use base64::Engine as _;
+    let (model, dims) = header(bytes).ok_or(Ignored::Corrupt)?;
+    let v = decode(bytes, &model, dims)?;
+    // IDs are walked again: the decoded vectors keep none.
+    let mut c = Cursor(bytes);
+    c.take(8 + 4 + 4 + model.len() + 4 + 4);
+    let mut items = Vec::with_capacity(v.scales.len());
+    for i in 0..v.scales.len() {
+        let len = c.u16().unwrap_or_default() as usize;
+        let id = std::str::from_utf8(c.take(len).unwrap_or_default()).unwrap_or_default();
+        c.take(16 + 4 + dims);
+        let vector: Vec<u8> = v.row(i).iter().map(|x| *x as u8).collect();
+        items.push(serde_json::json!({
+            "capabilityId": id,
+            "textHash": hash_hex(&v.hashes[i]),
+            "scale": v.scales[i],
+            "vector": base64::engine::general_purpose::STANDARD.encode(vector),
+        }));
+    }
+    Ok(serde_json::json!({ "modelId": model, "dimensions": dims, "entries": items }))
+}
+
+/// A file's model ID and dimensions, from its header.
+fn header(bytes: &[u8]) -> Option<(String, usize)> {
+    let mut c = Cursor(bytes);
+    if c.take(8)? != &MAGIC[..] || c.u32()? != VERSION {
+        return None;
+    }
+    let len = c.u32()? as usize;
+    (1..=MAX_MODEL_BYTES).contains(&len).then_some(())?;
+    let id = std::str::from_utf8(c.take(len)?).ok()?.to_owned();
+    Some((id, c.u32()? as usize))
+}
+
+/// Adds a view's page of entries to `v`: each one the file's entry rules hold (see
+/// [`push_entry`]), in strictly increasing capability ID order after `last` (so no capability
+/// has two), which it moves on.
+pub fn push_page(
+    v: &mut Vectors,
+    items: &[&serde_json::value::RawValue],
+    last: &mut Option<String>,
+) -> Result<(), Ignored> {
+    use base64::Engine as _;
+    for item in items {
+        let e: PageEntry = serde_json::from_str(item.get()).map_err(|_| Ignored::Corrupt)?;
+        if last.as_deref().is_some_and(|l| l >= &*e.capability_id) {
+            return Err(Ignored::Corrupt);
+        }
+        let hash = hex_hash(&e.text_hash).ok_or(Ignored::Corrupt)?;
+        // A vector of another length is another model's: judged by its length before decoding.
+        if e.vector.len() != v.dims.div_ceil(3) * 4 {
+            return Err(Ignored::Foreign);
+        }
+        let vector = base64::engine::general_purpose::STANDARD
+            .decode(e.vector.as_bytes())
+            .map_err(|_| Ignored::Corrupt)?;
+        push_entry(v, &e.capability_id, hash, e.scale, &vector)?;
+        *last = Some(e.capability_id.into_owned());
+    }
+    Ok(())
 }

@@ -187,16 +187,22 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
     );
     assert_eq!(
         file::decode(&bytes, "host-2", 4).unwrap_err(),
-        file::FileStatus::Foreign
+        file::Ignored::Foreign
     );
     assert_eq!(
         file::decode(&bytes, "host-1", 8).unwrap_err(),
-        file::FileStatus::Foreign
+        file::Ignored::Foreign
     );
-    for cut in [0, 7, 12, 20, bytes.len() - 1] {
+    for cut in [0, 7] {
         assert_eq!(
             file::decode(&bytes[..cut], "host-1", 4).unwrap_err(),
-            file::FileStatus::Corrupt
+            file::Ignored::Corrupt
+        );
+    }
+    for cut in [12, 20, bytes.len() - 1] {
+        assert_eq!(
+            file::decode(&bytes[..cut], "host-1", 4).unwrap_err(),
+            file::Ignored::Truncated
         );
     }
     let mut huge = bytes.clone();
@@ -204,8 +210,41 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
     huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     assert_eq!(
         file::decode(&huge, "host-1", 4).unwrap_err(),
-        file::FileStatus::Corrupt
+        file::Ignored::Corrupt
     );
+    // The file's entries as a view's page gives them, read back by the page's rules.
+    let json = file::entries_json(&bytes).unwrap();
+    assert_eq!(
+        (json["modelId"].as_str(), json["dimensions"].as_u64()),
+        (Some("host-1"), Some(4))
+    );
+    let items: Vec<Box<serde_json::value::RawValue>> = json["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::value::to_raw_value(e).unwrap())
+        .collect();
+    let items: Vec<&serde_json::value::RawValue> = items.iter().map(|b| &**b).collect();
+    let mut paged = file::empty("host-1", 4);
+    file::push_page(&mut paged, &items, &mut None).unwrap();
+    assert_eq!(
+        (&paged.data, &paged.scales, &paged.hashes),
+        (&v.data, &v.scales, &v.hashes)
+    );
+    // Page by page, each after the last ID of the one before; never an ID again.
+    let mut last = None;
+    let mut twice = file::empty("host-1", 4);
+    file::push_page(&mut twice, &items[..1], &mut last).unwrap();
+    assert_eq!(
+        file::push_page(&mut twice, &items[..1], &mut last),
+        Err(file::Ignored::Corrupt)
+    );
+    let mut wide = file::empty("host-1", 8);
+    assert_eq!(
+        file::push_page(&mut wide, &items, &mut None),
+        Err(file::Ignored::Foreign)
+    );
+    assert!(file::entries_json(&bytes[..bytes.len() - 1]).is_err());
     assert!(file::is_model_id("all-MiniLM-L6-v2.int8"));
     assert!(file::is_model_id("all-MiniLM-L6-v2/int8-1-1a2b3c4d"));
     for bad in [

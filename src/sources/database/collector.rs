@@ -76,6 +76,12 @@ pub struct ReadCollector {
     /// JSON arrays.
     pub(super) texts: BTreeMap<String, ReadTexts>,
     pub(super) current: Option<Pending>,
+    /// The semantic executor's model and dimensions: views offering `vectors()` are asked
+    /// for its entries (see [`super::vectors`]).
+    pub(super) vectors_model: Option<(String, usize)>,
+    /// By provider ID, the vectors its view offered.
+    pub(super) vectors: BTreeMap<String, crate::matching::semantic::file::Offered>,
+    pub(super) vector_read: Option<super::vectors::VectorRead>,
 }
 
 /// A read's records (`None` when they were kept) and bulk relation scan, as JSON arrays.
@@ -170,6 +176,11 @@ pub(super) struct Pending {
     /// taken from them unchanged (see [`KeptRecords::reused`]).
     pub(super) base: Option<Weak<KeptRecords>>,
     pub(super) reused: Vec<bool>,
+    /// Whether the view offers `vectors()`.
+    pub(super) offers_vectors: bool,
+    /// Of an incremental read, the IDs of the records its changes wrote: the only ones whose
+    /// vectors it asks for.
+    pub(super) changed: Option<Vec<Box<str>>>,
 }
 
 /// A relation stream read so far: its kind and items.
@@ -346,6 +357,7 @@ impl Pending {
                 b += 1;
             }
             if let Some(record) = record {
+                self.changed.get_or_insert_with(Vec::new).push(id.clone());
                 touch(record, true);
                 let declared =
                     serde_json::from_str::<RecordHead>(record).map_or(0, |h| h.declared());
@@ -358,6 +370,7 @@ impl Pending {
             b += 1;
         }
         self.base = Some(Arc::downgrade(base));
+        self.changed.get_or_insert_with(Vec::new);
         if self.offers_streams {
             self.edges = Edges::Streams;
             let mask = self
@@ -493,6 +506,9 @@ impl ReadCollector {
             kept: BTreeMap::new(),
             texts: BTreeMap::new(),
             current: None,
+            vectors_model: None,
+            vectors: BTreeMap::new(),
+            vector_read: None,
         }
     }
 
@@ -502,11 +518,19 @@ impl ReadCollector {
         let budgets: Value = serde_json::from_str(budgets).map_err(internal)?;
         let field = |name: &str| budgets.get(name).and_then(Value::as_u64);
         match (field("maxRecords"), field("maxBytes")) {
-            (Some(max_records), Some(max_bytes)) => Ok(ReadCollector::new(&Database {
-                max_records,
-                max_bytes,
-                ..Database::default()
-            })),
+            (Some(max_records), Some(max_bytes)) => {
+                // The semantic executor's model, `databaseSources` names beside the bounds.
+                let vectors = budgets.get("vectors").and_then(|v| {
+                    let model = v.get("modelId")?.as_str()?.to_owned();
+                    Some((model, usize::try_from(v.get("dimensions")?.as_u64()?).ok()?))
+                });
+                let collector = ReadCollector::new(&Database {
+                    max_records,
+                    max_bytes,
+                    ..Database::default()
+                });
+                Ok(collector.wanting_vectors(vectors))
+            }
             _ => Err(GraphError::new(Code::Internal)),
         }
     }
@@ -606,7 +630,10 @@ impl ReadCollector {
             violation: None,
             base: None,
             reused: Vec::new(),
+            offers_vectors: offers("vectors"),
+            changed: None,
         };
+        self.vector_read = None;
         let next = pending.next();
         self.current = Some(pending);
         next
@@ -636,6 +663,9 @@ impl ReadCollector {
     /// JSON array, parsed here instead of walked item by item in JavaScript); `page` then holds
     /// no `items`. The text must be a JSON array, like `items`; it is judged exactly as they are.
     pub fn page_of(&mut self, page: &str, items_json: Option<&str>) -> Result<Next> {
+        if self.reading_vectors() {
+            return self.vectors_page(page, items_json);
+        }
         let mut page: WirePage = serde_json::from_str(page).map_err(internal)?;
         if let Some(json) = items_json {
             if page.items.is_some() {
@@ -779,8 +809,9 @@ impl ReadCollector {
     }
 
     /// The read finished (every list read); `after` is the view's source fields as read after
-    /// the scans.
-    pub fn end(&mut self, after: &str) -> Result<()> {
+    /// the scans. Answers the first `vectors()` call, when the view's vectors are wanted
+    /// (see [`super::vectors`]), else that the read is over.
+    pub fn end(&mut self, after: &str) -> Result<Next> {
         let after: Value = serde_json::from_str(after).map_err(internal)?;
         if self.pending()?.list.is_some() {
             return Err(GraphError::new(Code::Internal));
@@ -789,6 +820,7 @@ impl ReadCollector {
             return Err(GraphError::new(Code::Internal));
         };
         p.flush_node()?;
+        let next = self.start_vectors(&p)?;
         // `{…context, "edges": …, "streams": {…}, "after": …}`; the records and the bulk
         // relation scan go beside it as JSON arrays, never copied into it.
         let context = p.context.trim_end();
@@ -848,13 +880,16 @@ impl ReadCollector {
         self.texts
             .insert(p.provider_id.clone(), (records, relations));
         self.done.push((p.provider_id, read));
-        Ok(())
+        Ok(next)
     }
 
     /// The read of `provider_id` failed: `failed` is `{ code }` or `{ reason }` (JSON). A read
     /// that failed past its deadline after it had ended, or been stopped, fails for that.
     pub fn fail(&mut self, provider_id: &str, failed: &str) -> Result<()> {
         let failed: Value = serde_json::from_str(failed).map_err(internal)?;
+        if self.fail_vectors(provider_id, &failed)? {
+            return Ok(());
+        }
         self.current = None;
         self.record_failure(provider_id.to_owned(), &failed)
     }
@@ -862,6 +897,7 @@ impl ReadCollector {
     pub(super) fn record_failure(&mut self, provider_id: String, failed: &Value) -> Result<()> {
         self.kept.remove(&provider_id);
         self.texts.remove(&provider_id);
+        self.vectors.remove(&provider_id);
         let read = text(&serde_json::json!({ "failed": failed }))?;
         match self.done.last_mut() {
             Some((id, earlier)) if *id == provider_id => *earlier = read,
@@ -914,6 +950,7 @@ impl ReadCollector {
             json: Some(out),
             kept: self.kept,
             texts: self.texts,
+            vectors: self.vectors,
         })
     }
 }

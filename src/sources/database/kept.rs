@@ -44,6 +44,8 @@ pub struct DatabaseReads {
     pub kept: BTreeMap<String, Arc<KeptRecords>>,
     /// By provider ID, the records (unless kept) and the bulk relation scan, as JSON arrays.
     pub texts: BTreeMap<String, (Option<String>, Option<String>)>,
+    /// By provider ID, the vectors its view offered (`vectors()`).
+    pub vectors: BTreeMap<String, crate::matching::semantic::file::Offered>,
 }
 
 impl DatabaseReads {

@@ -131,6 +131,8 @@ pub struct DatabaseRead {
     /// The capability records as JSON text (a JSON array), when the read came as text and did
     /// not keep them: each is parsed only when it is validated.
     records: Option<String>,
+    /// The vectors the view offered (`vectors()`), until its snapshot takes them.
+    vectors: std::sync::Mutex<Option<crate::matching::semantic::file::Offered>>,
 }
 
 impl DatabaseRead {
@@ -212,7 +214,24 @@ impl DatabaseRead {
             kept: None,
             relations: None,
             records: None,
+            vectors: std::sync::Mutex::new(None),
         }
+    }
+
+    /// This read with the vectors its view offered.
+    pub fn with_vectors(self, vectors: Option<crate::matching::semantic::file::Offered>) -> Self {
+        DatabaseRead {
+            vectors: std::sync::Mutex::new(vectors),
+            ..self
+        }
+    }
+
+    /// The vectors the view offered, for the snapshot read (taken once).
+    pub fn take_vectors(&self) -> Option<crate::matching::semantic::file::Offered> {
+        self.vectors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// The adapter's failure, projected: a few codes pass through, the rest is
@@ -427,7 +446,9 @@ mod edges;
 mod kept;
 #[cfg(test)]
 mod tests;
+mod vectors;
 
 pub use collector::*;
 use edges::*;
 pub use kept::*;
+pub use vectors::MAX_VECTOR_IDS;
