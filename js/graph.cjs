@@ -674,13 +674,14 @@ async function readDatabases(sources, hosts, budgets, active, reads = call(() =>
 
 /** A config as the engine takes it: its wire JSON, its host objects, and what its database
  *  authorities hold — read a page at a time into the engine, before it loads them (config
- *  errors first). */
-async function readConfig(config) {
+ *  errors first). Views are asked for precomputed vectors unless `vectors` is false (doctor
+ *  checks definitions only). */
+async function readConfig(config, { vectors = true } = {}) {
   const hosts = newHosts();
   const wired = wireConfig(config, hosts);
   hosts.databases = unwrap(call(native.databaseSources, wired));
   const { sources, budgets } = hosts.databases;
-  return { wired, hosts, databases: await readDatabases(sources, hosts, budgets) };
+  return { wired, hosts, databases: await readDatabases(sources, hosts, vectors ? budgets : { ...budgets, vectors: null }) };
 }
 
 /** The one provider a reload's options (wire JSON) name, if any. */
@@ -1191,7 +1192,7 @@ const internal = {
   },
   /** Every definition problem of each provider of `config` (what `open` stops at first). */
   async diagnose(config) {
-    const { wired, databases } = await readConfig(config);
+    const { wired, databases } = await readConfig(config, { vectors: false });
     return unwrap(call(native.diagnose, wired, databases));
   },
 };
