@@ -10,7 +10,7 @@ import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { CapabilityGraph } from '@devcodex/capability-graph';
+import { CapabilityGraph, semanticExecutor } from '@devcodex/capability-graph';
 import { postgresAuthority, publish } from '../examples/postgres-authority/adapter.mjs';
 import { nextEvent, repoRoot, seedRoot, seedSource } from './helpers.mjs';
 
@@ -558,5 +558,54 @@ test('publish refuses a folder the engine refuses, naming the engine\'s error, a
     assert.equal(error.code, code, what);
     const { rows } = await db.query(`SELECT revision FROM cg_providers WHERE provider_id = 'seed.http'`);
     assert.deepEqual(rows, before, `${what}: nothing committed`);
+  }
+});
+
+test('hosts read the vectors publish() stored from the folder\'s vectors file: a current entry is never embedded', { skip, timeout: 60_000 }, async () => {
+  const db = pool();
+  const dir = mkdtempSync(path.join(server.dir, 'seed-vectors-'));
+  cpSync(seedRoot, dir, { recursive: true });
+  const words = (texts) => {
+    const out = new Float32Array(texts.length * 16);
+    texts.forEach((t, i) => {
+      for (const w of t.toLowerCase().split(/[^a-z0-9]+/)) if (w.length > 2) out[i * 16 + ([...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % 16)] += 1;
+      out[i * 16] += 0.01;
+    });
+    return out;
+  };
+  writeFileSync(path.join(dir, 'embedder.mjs'), `const words = ${words.toString()};\nexport default { id: 'words-test', dimensions: 16, embed: words };\n`);
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ providers: [], executor: { kind: 'semantic', embedder: './embedder.mjs' } }));
+  const embed = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), 'embed', dir, '--config', path.join(dir, 'config.json'), '--json'], { cwd: dir });
+  assert.deepEqual(JSON.parse(embed.stdout).written, ['vectors/words-test.bin']);
+  const { capabilities } = await publish(db, dir);
+  const stored = await db.query(`SELECT count(*)::int AS n FROM cg_vectors WHERE provider_id = 'seed.http' AND model_id = 'words-test'`);
+  assert.equal(stored.rows[0].n, capabilities);
+
+  const counting = () => {
+    const calls = [];
+    return { id: 'words-test', dimensions: 16, calls, embed: (texts) => (calls.push(...texts), words(texts)) };
+  };
+  const embedder = counting();
+  const host = await CapabilityGraph.open({ providers: [seedFromDatabase(db)], executor: semanticExecutor({ embedder }) });
+  const fromFiles = await CapabilityGraph.open({ providers: [{ ...seedSource(), authority: { kind: 'file', rootDir: dir, definitionLayout: 'directory' } }], executor: semanticExecutor({ embedder: counting() }) });
+  try {
+    const intent = 'validate the request body';
+    const answer = await host.match({ intent });
+    assert.deepEqual(embedder.calls, [intent]);
+    assert.deepEqual((await host.status()).providers[0].vectors, { source: 'view', state: 'used', reason: null, entries: capabilities, used: capabilities, stale: 0, embedded: 0 });
+    assert.deepEqual(answer, await fromFiles.match({ intent }));
+
+    // A definition changed since the file was written: its stored entry is stale, and a reload
+    // asks for the changed record's entry only, embedding it alone.
+    const routeFile = path.join(dir, 'capabilities', 'route.json');
+    writeFileSync(routeFile, JSON.stringify({ ...JSON.parse(readFileSync(routeFile, 'utf8')), description: 'Binds paths to handlers, edited.' }));
+    await publish(db, dir);
+    assert.equal((await host.reload()).providers[0].ok, true);
+    await host.match({ intent });
+    assert.equal(embedder.calls.length, 3);
+    assert.match(embedder.calls[1], /edited/);
+    assert.deepEqual((await host.status()).providers[0].vectors, { source: 'view', state: 'stale', reason: null, entries: 1, used: 0, stale: 1, embedded: 1 });
+  } finally {
+    await Promise.all([host.close(), fromFiles.close()]);
   }
 });

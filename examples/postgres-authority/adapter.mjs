@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { opendir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CapabilityGraph } from '@devcodex/capability-graph';
+import { CapabilityGraph, readVectorsFile } from '@devcodex/capability-graph';
 
 /** Inverse neighbour kinds, each read from the forward relation it mirrors. */
 const INVERSE = { children: 'parents', specializedBy: 'specializes', relatedBy: 'related', requiredBy: 'requires' };
@@ -165,6 +165,22 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
       return textPage(rows, n, json, rows[n - 1]?.id);
     },
 
+    // Precomputed vectors of one model (cg_vectors), keyset pages in ID order as JSON text;
+    // of the capabilities asked for, when the engine names them (an incremental read).
+    async vectors(modelId, { limit, maxBytes, cursor, capabilityIds }) {
+      const { rows } = await query(
+        `SELECT capability_id AS id,
+                json_build_object('capabilityId', capability_id, 'textHash', text_hash, 'scale', scale, 'vector', vector)::text AS json
+           FROM cg_vectors
+          WHERE provider_id = $1 AND model_id = $2 AND ($3::text IS NULL OR capability_id > $3 COLLATE "C")
+            AND ($5::text[] IS NULL OR capability_id = ANY($5::text[]))
+          ORDER BY capability_id COLLATE "C" LIMIT $4`,
+        [providerId, modelId, cursor ?? null, limit + 1, capabilityIds ?? null],
+      );
+      const n = bounded(rows, limit, maxBytes, (r) => r.json);
+      return textPage(rows, n, (r) => r.json, rows[n - 1]?.id);
+    },
+
     async neighbors(capabilityId, kind, { limit, cursor }) {
       const inverse = Object.hasOwn(INVERSE, kind);
       if (!inverse && !FORWARD.has(kind)) throw new Error(`unknown neighbour kind ${kind}`);
@@ -290,6 +306,7 @@ export async function publish(pool, providerDir) {
          AND NOT EXISTS (SELECT 1 FROM cg_published AS p WHERE p.capability_id = c.capability_id)`,
       [providerId],
     );
+    await publishVectors(client, providerId, providerDir);
     // The new state's revision, in the same commit: hosts read it instead of hashing the rows.
     const { rows } = await client.query('SELECT cg_refresh_revision($1) AS revision', [providerId]);
     const staticRevision = await validate(client, providerId, { record: provider, revision: rows[0].revision }, providerDir);
@@ -309,6 +326,55 @@ export async function publish(pool, providerDir) {
     throw error;
   } finally {
     client.release(failure); // a failed connection is dropped, not pooled
+  }
+}
+
+/**
+ * Replaces the provider's precomputed vectors (cg_vectors) with the entries of the folder's
+ * vectors files (`vectors/<model-id>.bin`, from `capability-graph embed`) for the capabilities
+ * published, decoded by the engine (`readVectorsFile`); a file that is not one is left out, and
+ * without files the provider has none (hosts then embed it). An entry whose capability's text
+ * changed since the file was written is stored too but never used: hosts check each one's text
+ * hash and embed that capability instead, so run `capability-graph embed` before publishing.
+ */
+async function publishVectors(client, providerId, providerDir) {
+  await client.query('DELETE FROM cg_vectors WHERE provider_id = $1', [providerId]);
+  const root = path.join(providerDir, 'vectors');
+  for await (const file of vectorsFiles(root)) {
+    let read;
+    try {
+      read = readVectorsFile(await readFile(file));
+    } catch {
+      continue;
+    }
+    // Written under the model the file names, whatever its path says.
+    for (let at = 0; at < read.entries.length; at += BATCH) {
+      const batch = read.entries.slice(at, at + BATCH);
+      await client.query(
+        `INSERT INTO cg_vectors (provider_id, model_id, capability_id, text_hash, scale, vector)
+         SELECT $1, $2, e.id, e.hash, e.scale, e.vector
+           FROM unnest($3::text[], $4::text[], $5::real[], $6::text[]) AS e(id, hash, scale, vector)
+           JOIN cg_published AS p ON p.capability_id = e.id
+         ON CONFLICT (provider_id, model_id, capability_id) DO UPDATE
+           SET text_hash = EXCLUDED.text_hash, scale = EXCLUDED.scale, vector = EXCLUDED.vector`,
+        [providerId, read.modelId, batch.map((e) => e.capabilityId), batch.map((e) => e.textHash), batch.map((e) => e.scale), batch.map((e) => e.vector)],
+      );
+    }
+  }
+}
+
+/** Every `.bin` file under `dir` (model IDs may hold `/`), none when it does not exist. */
+async function* vectorsFiles(dir) {
+  let entries;
+  try {
+    entries = await opendir(dir);
+  } catch {
+    return;
+  }
+  for await (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* vectorsFiles(full);
+    else if (entry.isFile() && entry.name.endsWith('.bin')) yield full;
   }
 }
 

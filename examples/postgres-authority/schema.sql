@@ -185,3 +185,18 @@ CREATE OR REPLACE FUNCTION cg_prune_changes(provider text, upto bigint) RETURNS 
   DELETE FROM cg_revisions WHERE provider_id = provider AND seq <= upto;
   DELETE FROM cg_changes WHERE provider_id = provider AND seq <= upto;
 $$;
+
+-- Precomputed capability vectors by model: the entries `capability-graph embed` writes in a
+-- provider folder's vectors/<model-id>.bin, which publish() copies here, so hosts whose
+-- semantic executor uses that model read them (vectors()) instead of embedding the provider.
+-- Never trusted: a host uses an entry only when its text hash matches the capability's text
+-- today. Not definitions: writing them changes no revision.
+CREATE TABLE IF NOT EXISTS cg_vectors (
+  provider_id   text COLLATE "C" NOT NULL REFERENCES cg_providers ON DELETE CASCADE,
+  model_id      text NOT NULL,
+  capability_id text COLLATE "C" NOT NULL,
+  text_hash     text NOT NULL,        -- 32 hex digits
+  scale         real NOT NULL,
+  vector        text NOT NULL,        -- base64 of the int8 components
+  PRIMARY KEY (provider_id, model_id, capability_id)
+);
