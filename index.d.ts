@@ -1176,7 +1176,7 @@ export interface PrecomputedVectorsStatus {
   /** `null` when the provider offered none. */
   source: 'file' | 'view' | null;
   /** `used`: every entry read matched a capability's text; `partial`: some were stale; `stale`:
-   *  none did; `ignored`: see `reason`; `absent`: none offered. */
+   *  none did; `ignored`: see `reason`; `absent`: none offered (or the view listed none). */
   state: 'used' | 'partial' | 'stale' | 'ignored' | 'absent';
   /** Why they were ignored whole (then none is used). */
   reason: 'corrupt' | 'truncated' | 'foreign' | 'too_large' | 'failed' | 'timeout' | null;

@@ -1149,8 +1149,15 @@ BoundProviderGraph.prototype.getProvider = async function (query) {
 /** The entries of a vectors file (`capability-graph embed`'s `vectors/<model-id>.bin`), as a
  *  database view's `vectors()` pages give them: `{ modelId, dimensions, entries }`. */
 function readVectorsFile(bytes) {
-  if (!(bytes instanceof Uint8Array)) throw inputInvalid('bytes', { phase: 'query', expected: 'Uint8Array' });
-  return unwrap(call(native.vectorsFileEntries, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
+  let view;
+  try {
+    // ArrayBuffer.isView reads no Proxy trap; a getter that throws after it is refused alike.
+    if (ArrayBuffer.isView(bytes)) view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  } catch {
+    view = undefined;
+  }
+  if (view === undefined) throw inputInvalid('bytes', { phase: 'query', expected: 'Uint8Array' });
+  return unwrap(call(native.vectorsFileEntries, view));
 }
 
 function parseQualifiedId(value) {
