@@ -206,6 +206,16 @@ fn damaged_packages_are_refused_without_a_path() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn the_header_names_the_id_and_dimensions_the_loaded_encoder_has() {
+    let Some(enc) = encoder() else { return };
+    assert_eq!(
+        Encoder::peek_id(&model_dir()),
+        Some((enc.id().to_owned(), enc.dimensions()))
+    );
+    assert_eq!(Encoder::peek_id(&model_dir().join("missing")), None);
+}
+
 /// Throwaway check against a numpy forward pass (`CG_ENCODER_REFERENCE=ref.json`: per text the
 /// reference IDs, its f32 vector from the original weights and its vector from model.bin's).
 #[test]

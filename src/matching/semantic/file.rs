@@ -233,6 +233,16 @@ impl<'a> Cursor<'a> {
 
 /// Parses a file for `model` with `dims` dimensions: its entries as vectors keyed by text hash.
 pub fn decode(bytes: &[u8], model: &str, dims: usize) -> Result<Vectors, Ignored> {
+    decode_with(bytes, model, dims, |_| ())
+}
+
+/// [`decode`], telling `id_of` each entry's capability ID in order.
+fn decode_with(
+    bytes: &[u8],
+    model: &str,
+    dims: usize,
+    mut id_of: impl FnMut(&str),
+) -> Result<Vectors, Ignored> {
     let (corrupt, short) = (Ignored::Corrupt, Ignored::Truncated);
     let mut c = Cursor(bytes);
     if c.take(8) != Some(&MAGIC[..]) || c.u32() != Some(VERSION) {
@@ -273,6 +283,7 @@ pub fn decode(bytes: &[u8], model: &str, dims: usize) -> Result<Vectors, Ignored
         let scale = f32::from_le_bytes(c.take(4).ok_or(short)?.try_into().map_err(|_| corrupt)?);
         let vector = c.take(dims).ok_or(short)?;
         push_entry(&mut v, id, hash, scale, vector)?;
+        id_of(id);
     }
     if !c.0.is_empty() {
         return Err(corrupt);
@@ -352,15 +363,10 @@ pub fn hash_hex(hash: &TextHash) -> String {
 pub fn entries_json(bytes: &[u8]) -> Result<serde_json::Value, Ignored> {
     use base64::Engine as _;
     let (model, dims) = header(bytes).ok_or(Ignored::Corrupt)?;
-    let v = decode(bytes, &model, dims)?;
-    // IDs are walked again: the decoded vectors keep none.
-    let mut c = Cursor(bytes);
-    c.take(8 + 4 + 4 + model.len() + 4 + 4);
+    let mut ids = Vec::new();
+    let v = decode_with(bytes, &model, dims, |id| ids.push(id.to_owned()))?;
     let mut items = Vec::with_capacity(v.scales.len());
-    for i in 0..v.scales.len() {
-        let len = c.u16().unwrap_or_default() as usize;
-        let id = std::str::from_utf8(c.take(len).unwrap_or_default()).unwrap_or_default();
-        c.take(16 + 4 + dims);
+    for (i, id) in ids.iter().enumerate() {
         let vector: Vec<u8> = v.row(i).iter().map(|x| *x as u8).collect();
         items.push(serde_json::json!({
             "capabilityId": id,
