@@ -338,6 +338,8 @@ export async function publish(pool, providerDir) {
  * hash and embed that capability instead, so run `capability-graph embed` before publishing.
  */
 async function publishVectors(client, providerId, providerDir) {
+  // Called once the capabilities no longer present are deleted: the entries kept are those of
+  // the capabilities published.
   await client.query('DELETE FROM cg_vectors WHERE provider_id = $1', [providerId]);
   const root = path.join(providerDir, 'vectors');
   for await (const file of vectorsFiles(root)) {
@@ -354,7 +356,7 @@ async function publishVectors(client, providerId, providerDir) {
         `INSERT INTO cg_vectors (provider_id, model_id, capability_id, text_hash, scale, vector)
          SELECT $1, $2, e.id, e.hash, e.scale, e.vector
            FROM unnest($3::text[], $4::text[], $5::real[], $6::text[]) AS e(id, hash, scale, vector)
-           JOIN cg_published AS p ON p.capability_id = e.id
+           JOIN cg_capabilities AS c ON c.provider_id = $1 AND c.capability_id = e.id
          ON CONFLICT (provider_id, model_id, capability_id) DO UPDATE
            SET text_hash = EXCLUDED.text_hash, scale = EXCLUDED.scale, vector = EXCLUDED.vector`,
         [providerId, read.modelId, batch.map((e) => e.capabilityId), batch.map((e) => e.textHash), batch.map((e) => e.scale), batch.map((e) => e.vector)],
