@@ -84,8 +84,8 @@ pub struct ReadCollector {
     pub(super) vector_read: Option<super::vectors::VectorRead>,
 }
 
-/// A read's records (`None` when they were kept) and bulk relation scan, as JSON arrays.
-pub(super) type ReadTexts = (Option<String>, Option<String>);
+/// A read's records (`None` when they were kept) as a JSON array, and its bulk relation scan.
+pub(super) type ReadTexts = (Option<String>, Option<Scanned>);
 
 impl Default for ReadCollector {
     fn default() -> Self {
@@ -142,8 +142,8 @@ pub(super) struct Pending {
     pub(super) declared: u64,
     /// Where the edges come from, by what the view offers.
     pub(super) edges: Edges,
-    /// The items of the bulk relation scan so far, comma-separated JSON.
-    pub(super) relations: String,
+    /// The items of the bulk relation scan so far.
+    pub(super) relations: ScanItems,
     /// `"capabilityId":{kind:[…]}` entries, comma-separated, for capabilities with a non-empty
     /// stream.
     pub(super) streams: String,
@@ -383,11 +383,18 @@ impl Pending {
         Ok(())
     }
 
-    /// Keeps a page of the bulk relation scan, as it came.
-    pub(super) fn keep_relations(&mut self, page: &[&RawValue]) {
-        for item in page {
-            join(&mut self.relations, item.get());
+    /// Keeps a page of the bulk relation scan.
+    pub(super) fn keep_relations(&mut self, page: &[&RawValue]) -> Result<()> {
+        // The scan holds at most one item past twice the declared relations: room for all of
+        // them at once, so the list is never grown by copying (within a bound a lying record
+        // cannot stretch).
+        if let ScanItems::Edges(edges) = &mut self.relations {
+            if edges.capacity() == 0 {
+                let room = self.declared.saturating_mul(2).saturating_add(1);
+                edges.reserve_exact(usize::try_from(room).unwrap_or(0).min(1 << 22));
+            }
         }
+        self.relations.keep(&self.ids, page)
     }
 
     /// Keeps a page of the `kind` stream of record `index`; records are read in order, each
@@ -610,7 +617,7 @@ impl ReadCollector {
             ids: Vec::new(),
             declared: 0,
             edges,
-            relations: String::new(),
+            relations: ScanItems::default(),
             streams: String::new(),
             node: None,
             bytes,
@@ -742,7 +749,7 @@ impl ReadCollector {
         let room = p.declared.saturating_mul(2);
         if list == List::Relations && (p.listed + n) as u64 > room {
             let keep = usize::try_from(room + 1).map_or(n, |r| (r - p.listed).min(n));
-            p.keep_relations(&items[..keep]);
+            p.keep_relations(&items[..keep])?;
             p.listed += keep;
             p.list = None;
             return p.next();
@@ -758,7 +765,7 @@ impl ReadCollector {
                     return p.next();
                 }
             }
-            List::Relations => p.keep_relations(&items),
+            List::Relations => p.keep_relations(&items)?,
             List::Stream { index, kind } => {
                 p.keep_stream(index, Kind::ALL[kind].as_str(), &items)?
             }
@@ -856,7 +863,7 @@ impl ReadCollector {
             list
         };
         let records = bracket(std::mem::take(&mut p.records));
-        let relations = (p.edges == Edges::Scan).then(|| bracket(std::mem::take(&mut p.relations)));
+        let relations = (p.edges == Edges::Scan).then(|| std::mem::take(&mut p.relations).finish());
         let mut records = Some(records);
         if p.keep && p.violation.is_none() && p.spans.len() == p.ids.len() {
             let kept = p
@@ -920,6 +927,22 @@ impl ReadCollector {
             let mut read: Value = serde_json::from_str(head.get()).map_err(internal)?;
             let (records, relations) = reads.texts.remove(&id).unwrap_or_default();
             let records = records.or_else(|| reads.kept.get(&id).map(|k| k.text.clone()));
+            let relations = match (relations, &records) {
+                // An edge names records by position, in the order read.
+                (Some(scan), Some(records)) => {
+                    let list: Vec<&RawValue> = serde_json::from_str(records).map_err(internal)?;
+                    let ids: Vec<String> = list
+                        .iter()
+                        .map(|r| {
+                            let head = serde_json::from_str::<RecordHead>(r.get()).ok();
+                            let id = head.as_ref().and_then(|h| h.capability_id.as_str());
+                            id.unwrap_or_default().to_owned()
+                        })
+                        .collect();
+                    Some(scan.json(|i| ids[i as usize].as_str())?)
+                }
+                _ => None,
+            };
             for (field, list) in [("capabilities", records), ("relations", relations)] {
                 if let (Some(list), Some(read)) = (list, read.as_object_mut()) {
                     read.insert(field.into(), serde_json::from_str(&list).map_err(internal)?);

@@ -42,8 +42,8 @@ impl KeptRecords {
 pub struct DatabaseReads {
     pub json: Option<String>,
     pub kept: BTreeMap<String, Arc<KeptRecords>>,
-    /// By provider ID, the records (unless kept) and the bulk relation scan, as JSON arrays.
-    pub texts: BTreeMap<String, (Option<String>, Option<String>)>,
+    /// By provider ID, the records (unless kept) as a JSON array, and the bulk relation scan.
+    pub texts: BTreeMap<String, (Option<String>, Option<Scanned>)>,
     /// By provider ID, the vectors its view offered (`vectors()`).
     pub vectors: BTreeMap<String, crate::matching::semantic::file::Offered>,
 }

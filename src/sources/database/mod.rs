@@ -125,9 +125,9 @@ pub struct DatabaseRead {
     definition: Option<Value>,
     /// The records as read, kept with the snapshot when the view offers `changedSince`.
     kept: Option<Arc<KeptRecords>>,
-    /// The bulk relation scan's items as JSON text, when the read came as text: checked as
-    /// they are read, never built into values unless they differ from the records.
-    relations: Option<String>,
+    /// The bulk relation scan, when the read came as text: checked as it was kept, never built
+    /// into values unless it differs from the records.
+    relations: Option<Scanned>,
     /// The capability records as JSON text (a JSON array), when the read came as text and did
     /// not keep them: each is parsed only when it is validated.
     records: Option<String>,
@@ -157,7 +157,7 @@ impl DatabaseRead {
         let mut value = Map::new();
         for (name, raw) in fields {
             match name.as_str() {
-                "relations" => relations = Some(raw.get().to_owned()),
+                "relations" => relations = Some(Scanned::Json(raw.get().to_owned())),
                 "capabilities" => records = Some(raw.get().to_owned()),
                 _ => {
                     value.insert(name, serde_json::from_str(raw.get()).ok()?);
@@ -379,10 +379,18 @@ impl DatabaseRead {
         match v.get("edges").and_then(Value::as_str) {
             None | Some("streams") => self.check_streams(&validated, provider_id)?,
             Some("scan") if self.relations.is_some() => {
-                let text = self.relations.as_deref().unwrap_or_default();
-                if !relations_text_as_declared(&validated, provider_id, text) {
-                    let relations: Vec<Value> =
-                        serde_json::from_str(text).map_err(|_| contract("relations_required"))?;
+                let as_declared = match &self.relations {
+                    Some(Scanned::Edges(edges)) => edges_as_declared(&validated, edges),
+                    Some(Scanned::Json(text)) => {
+                        relations_text_as_declared(&validated, provider_id, text)
+                    }
+                    None => false,
+                };
+                if !as_declared {
+                    let id = |i: u32| validated.capabilities[i as usize].texts.capability_id();
+                    let text = self.relations.as_ref().map(|s| s.json(id)).transpose()?;
+                    let relations: Vec<Value> = serde_json::from_str(text.as_deref().unwrap_or(""))
+                        .map_err(|_| contract("relations_required"))?;
                     check_relations(&validated, provider_id, &relations)?;
                 }
             }
@@ -444,6 +452,7 @@ impl DatabaseRead {
 mod collector;
 mod edges;
 mod kept;
+mod scan;
 #[cfg(test)]
 mod tests;
 mod vectors;
@@ -451,4 +460,5 @@ mod vectors;
 pub use collector::*;
 use edges::*;
 pub use kept::*;
+pub use scan::*;
 pub use vectors::MAX_VECTOR_IDS;

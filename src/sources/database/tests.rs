@@ -586,6 +586,36 @@ fn a_bulk_scan_that_lies_fails_as_the_same_lie_in_the_streams_does() {
 }
 
 #[test]
+fn a_bulk_scan_is_judged_alike_whether_its_endpoints_are_local_ids_or_qualified() {
+    // Plain edges are kept as record positions; from the first item that is not one (here a
+    // qualified endpoint) the scan is kept as the text it came as, the edges before written
+    // out as the items they were.
+    let (records, streams) = family();
+    let plain = bulk(&records, &streams);
+    let mut mixed = plain.clone();
+    mixed[2]["to"] = json!({ "providerId": "p", "capabilityId": "a" });
+    let outcome = |items: Vec<Value>| {
+        let (_, v) = read_offering(&["scanRelations"], &records, &streams, Some(items));
+        v.map(|v| v.edges)
+            .map_err(|e| (e.code(), e.details().cloned()))
+    };
+    assert!(outcome(plain.clone()).is_ok());
+    assert_eq!(outcome(mixed.clone()), outcome(plain.clone()));
+    // A lie before the switch and one after it fail exactly as in plain edges.
+    for (at, lie) in [
+        (0, json!({ "from": "a", "kind": "children", "to": "c" })),
+        (3, json!({ "from": "c", "kind": "parents", "to": "b" })),
+    ] {
+        let (mut told, mut plain_told) = (mixed.clone(), plain.clone());
+        told[at] = lie.clone();
+        plain_told[at] = lie;
+        let refused = outcome(told);
+        assert!(refused.is_err(), "{at}");
+        assert_eq!(refused, outcome(plain_told), "{at}");
+    }
+}
+
+#[test]
 fn a_bulk_scan_stays_within_the_page_rules_and_bounds() {
     let (records, streams) = family();
     let bulk_view = |relations: Value| {
