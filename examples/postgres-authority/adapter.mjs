@@ -13,6 +13,8 @@ const INVERSE = { children: 'parents', specializedBy: 'specializes', relatedBy: 
 const FORWARD = new Set(Object.values(INVERSE));
 /** The eight kinds in the engine's order: the bulk relation scan lists edges by capability, then kind, then endpoint. */
 const KIND_ORDER = ['parents', 'children', 'specializes', 'specializedBy', 'related', 'relatedBy', 'requires', 'requiredBy'];
+/** KIND_ORDER as an SQL array (indexed from 1). */
+const KINDS_SQL = `ARRAY[${KIND_ORDER.map((k) => `'${k}'`).join(', ')}]`;
 /** The channel publish() notifies with the provider ID when its commit changed a provider. */
 export const CHANNEL = 'cg_provider_changed';
 
@@ -105,38 +107,54 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
 
     // Keyset pages: the cursor is the last ID served, so a page costs one index range scan
     // however deep the walk goes. One extra row tells whether another page exists.
-    // The records go to the engine as the JSON text PostgreSQL prints, never parsed here.
+    // PostgreSQL cuts the page at maxBytes and joins its records into the one JSON text the
+    // engine parses: the page reaches JavaScript as a single string, never as a row per record.
     async scanCapabilities({ limit, maxBytes, cursor }) {
       const { rows } = await query(
-        `SELECT capability_id AS id, record::text AS json FROM cg_capabilities
-          WHERE provider_id = $1 AND ($2::text IS NULL OR capability_id > $2 COLLATE "C")
-          ORDER BY capability_id COLLATE "C" LIMIT $3`,
-        [providerId, cursor ?? null, limit + 1],
+        `SELECT '[' || string_agg(json, ',' ORDER BY k) FILTER (WHERE fits) || ']' AS items,
+                max(id) FILTER (WHERE fits) AS last, count(*) > count(*) FILTER (WHERE fits) AS more
+           FROM (SELECT id, json, k, k = 1 OR (k <= $3 AND bytes <= $4) AS fits
+                   FROM (SELECT id, json, row_number() OVER w AS k, sum(octet_length(json)) OVER w AS bytes
+                           FROM (SELECT capability_id AS id, record::text AS json FROM cg_capabilities
+                                  WHERE provider_id = $1 AND ($2::text IS NULL OR capability_id > $2 COLLATE "C")
+                                  ORDER BY capability_id COLLATE "C" LIMIT $3 + 1) AS r
+                         WINDOW w AS (ORDER BY id)) AS s) AS t`,
+        [providerId, cursor ?? null, limit, maxBytes],
       );
-      const n = bounded(rows, limit, maxBytes, (r) => r.json);
-      return textPage(rows, n, (r) => r.json, rows[n - 1]?.id);
+      const [{ items, last, more }] = rows;
+      const itemsJson = items ?? '[]';
+      return more ? { itemsJson, nextCursor: last } : { itemsJson };
     },
 
     // Every edge in the engine's order, forward rows by source and inverse rows by target,
-    // each half one index range from the cursor (the last edge served, as JSON), merged.
+    // each half one index range from the cursor (the last edge served, as JSON), merged; cut
+    // at maxBytes and joined into one JSON text by PostgreSQL, as the records are.
     async scanRelations({ limit, maxBytes, cursor }) {
       const after = cursor === undefined ? null : JSON.parse(cursor);
-      const from = (a, o, b) => (after ? `AND (${a}, ${o}, ${b}) > ($3, $4::smallint, $5)` : '');
+      const from = (a, o, b) => (after ? `AND (${a}, ${o}, ${b}) > ($4, $5::smallint, $6)` : '');
       const { rows } = await query(
-        `(SELECT from_id AS a, cg_kind_order(kind) AS o, to_id AS b FROM cg_relations
-           WHERE provider_id = $1 ${from('from_id', 'cg_kind_order(kind)', 'to_id')}
-           ORDER BY 1, 2, 3 LIMIT $2)
-         UNION ALL
-         (SELECT to_id, cg_kind_order(kind) + 1, from_id FROM cg_relations
-           WHERE provider_id = $1 ${from('to_id', 'cg_kind_order(kind) + 1', 'from_id')}
-           ORDER BY 1, 2, 3 LIMIT $2)
-         ORDER BY 1, 2, 3 LIMIT $2`,
-        after ? [providerId, limit + 1, ...after] : [providerId, limit + 1],
+        `SELECT '[' || string_agg(json, ',' ORDER BY k) FILTER (WHERE fits) || ']' AS items,
+                (array_agg(json_build_array(a, o, b)::text ORDER BY k DESC) FILTER (WHERE fits))[1] AS last,
+                count(*) > count(*) FILTER (WHERE fits) AS more
+           FROM (SELECT a, o, b, json, k, k = 1 OR (k <= $2 AND bytes <= $3) AS fits
+                   FROM (SELECT a, o, b, json, row_number() OVER w AS k, sum(octet_length(json)) OVER w AS bytes
+                           FROM (SELECT a, o, b,
+                                        '{"from":' || to_json(a)::text || ',"kind":"' || (${KINDS_SQL})[o + 1]
+                                          || '","to":' || to_json(b)::text || '}' AS json
+                                   FROM ((SELECT from_id AS a, cg_kind_order(kind) AS o, to_id AS b FROM cg_relations
+                                           WHERE provider_id = $1 ${from('from_id', 'cg_kind_order(kind)', 'to_id')}
+                                           ORDER BY 1, 2, 3 LIMIT $2 + 1)
+                                         UNION ALL
+                                         (SELECT to_id, cg_kind_order(kind) + 1, from_id FROM cg_relations
+                                           WHERE provider_id = $1 ${from('to_id', 'cg_kind_order(kind) + 1', 'from_id')}
+                                           ORDER BY 1, 2, 3 LIMIT $2 + 1)
+                                         ORDER BY 1, 2, 3 LIMIT $2 + 1) AS e) AS r
+                         WINDOW w AS (ORDER BY a, o, b)) AS s) AS t`,
+        after ? [providerId, limit, maxBytes, ...after] : [providerId, limit, maxBytes],
       );
-      const json = (r) => `{"from":${JSON.stringify(r.a)},"kind":"${KIND_ORDER[r.o]}","to":${JSON.stringify(r.b)}}`;
-      const n = bounded(rows, limit, maxBytes, json);
-      const last = rows[n - 1];
-      return textPage(rows, n, json, last && JSON.stringify([last.a, last.o, last.b]));
+      const [{ items, last, more }] = rows;
+      const itemsJson = items ?? '[]';
+      return more ? { itemsJson, nextCursor: last } : { itemsJson };
     },
 
     // What changed since the host's revision: the capabilities the log names after it, each
