@@ -1,9 +1,10 @@
 //! Scoring: the cosine of the intent's vector with every capability's, plus half the lexical
 //! executor's confidence where that confidence is high. A capability named by its dotted ID comes first whatever its
 //! vector says; a request in CJK text that the lexical executor serves keeps its answer (an
-//! English sentence encoder does not understand it).
+//! English sentence encoder does not understand it). Whether to answer at all is decided on
+//! the best capability alone (`minScore`); the ones after it need only [`FOLLOWER_SHARE`] of it.
 
-use super::{cosine, quantise, Vectors, LEXICAL_GATE, LEXICAL_WEIGHT};
+use super::{cosine, quantise, Vectors, FOLLOWER_SHARE, LEXICAL_GATE, LEXICAL_WEIGHT};
 use crate::matching::lexical::{self, Ranked};
 use crate::snapshot::ProviderSnapshot;
 use std::cmp::Ordering;
@@ -77,9 +78,10 @@ pub fn rank(
     }
     let by_key: HashMap<(usize, u32), &Ranked> =
         lexical.iter().map(|r| ((r.provider, r.node), r)).collect();
-    // Lexical evidence adds at most LEXICAL_WEIGHT: a capability further below the threshold
-    // than that is out whatever its words, and is never looked up.
-    let floor = min_score - LEXICAL_WEIGHT;
+    let follower = min_score * FOLLOWER_SHARE;
+    // Lexical evidence adds at most LEXICAL_WEIGHT: a capability further below the followers'
+    // threshold than that is out whatever its words, and is never looked up.
+    let floor = follower - LEXICAL_WEIGHT;
     let mut fused: Vec<(f64, usize, u32)> = Vec::new();
     for (p, v) in vectors.iter().enumerate() {
         for (i, (row, scale)) in v.data.chunks_exact(v.dims).zip(&v.scales).enumerate() {
@@ -94,10 +96,15 @@ pub fn rank(
                 .max(0.0);
             let lex = if lex >= LEXICAL_GATE { lex } else { 0.0 };
             let score = cos + LEXICAL_WEIGHT * lex;
-            if score >= min_score && score > 0.0 {
+            if score >= follower && score > 0.0 {
                 fused.push((score, p, node));
             }
         }
+    }
+    // The answer stands on its best capability: below `minScore` it is no match (a named ID
+    // still answers).
+    if !fused.iter().any(|f| f.0 >= min_score) {
+        fused.clear();
     }
     let order = |a: &(f64, usize, u32), b: &(f64, usize, u32)| -> Ordering {
         b.0.total_cmp(&a.0)

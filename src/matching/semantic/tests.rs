@@ -265,3 +265,42 @@ fn capability_texts_hold_the_fields_and_their_bound() {
     assert_eq!(capability_text(c, 9), "Refunds.");
     assert_eq!(cut("héllo", 2), "h");
 }
+
+/// Vectors of `snapshot("")` whose cosines with the query `[1, 0, 0]` are those given.
+fn vectors_with_cosines(cosines: [f32; 3]) -> Vectors {
+    let mut data = Vec::new();
+    let mut scales = Vec::new();
+    for c in cosines {
+        let (scale, row) = quantise(&[c, (1.0 - c * c).sqrt(), 0.0]).unwrap();
+        data.extend(row);
+        scales.push(scale);
+    }
+    Vectors {
+        model: "test".into(),
+        dims: 3,
+        data,
+        scales,
+        hashes: vec![[0; 16]; 3],
+    }
+}
+
+#[test]
+fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold() {
+    let s = snapshot("");
+    let ids = |v: &Vectors, min: f64| -> Vec<String> {
+        rank(&[&s], &[v], "zzz", &[1.0, 0.0, 0.0], 5, min)
+            .unwrap()
+            .iter()
+            .map(|r| s.capability(r.node).id().to_owned())
+            .collect()
+    };
+    // Capabilities in ID order: billing.invoices, billing.refunds, client.config.
+    let v = vectors_with_cosines([0.2, 0.6, 0.1]);
+    // The best is over the threshold: the one at 0.2 follows (>= 0.15), the one at 0.1 does not.
+    assert_eq!(ids(&v, 0.3), ["billing.refunds", "billing.invoices"]);
+    // minScore stays the caller's: with 0.5 the follower needs 0.25.
+    assert_eq!(ids(&v, 0.5), ["billing.refunds"]);
+    // No capability reaches the threshold: no answer, however close the others are to it.
+    let v = vectors_with_cosines([0.28, 0.29, 0.27]);
+    assert!(ids(&v, 0.3).is_empty());
+}
