@@ -334,10 +334,12 @@ test('the lexical executor holds its floor on the held-out intents, by kind, at 
 // The semantic executor's goals (held-out half). It runs when this build has semanticExecutor
 // and its model package is installed; CG_REQUIRE_MODEL=1 makes it required (CI with the model).
 // `measured` is the floor each assertion holds: the figures as last measured, at most the goal.
+// Direct requests are held to the lexical executor's goal: meaning must not cost what words find.
 const SEMANTIC = {
   provider: {
-    all: { top3: { goal: 90, measured: 87.1 }, top1: { goal: 80, measured: 82.8 }, noMatchPrecision: { goal: 85, measured: 75.7 }, noMatchRecall: { goal: 95, measured: 84.8 } },
-    paraphrase: { top3: { goal: 75, measured: 63.5 } },
+    all: { top3: { goal: 90, measured: 89 }, top1: { goal: 80, measured: 82.8 }, noMatchPrecision: { goal: 85, measured: 75.7 }, noMatchRecall: { goal: 95, measured: 84.8 } },
+    direct: { top3: { goal: 93, measured: 97.5 } },
+    paraphrase: { top3: { goal: 75, measured: 68.3 } },
     id: { top3: { goal: 95, measured: 100 } },
     chinese: { top3: { goal: 95, measured: 97 } },
   },
