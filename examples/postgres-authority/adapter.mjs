@@ -95,6 +95,8 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
   let closed = false;
   // The change log position of the host's revision, once looked up (changedSince).
   let after;
+  // The records scanCapabilities served, and their JSON's length.
+  const served = { records: 0, chars: 0 };
   // A released client may already serve someone else; never query through it again.
   const query = (sql, params) => {
     if (closed) throw new Error('view closed');
@@ -109,20 +111,27 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
     // however deep the walk goes. One extra row tells whether another page exists.
     // PostgreSQL cuts the page at maxBytes and joins its records into the one JSON text the
     // engine parses: the page reaches JavaScript as a single string, never as a row per record.
+    // Past the first page, only about as many rows as the byte budget takes are asked for (from
+    // the records served so far): the rows of a page that do not fit would be printed only to
+    // be asked for again.
     async scanCapabilities({ limit, maxBytes, cursor }) {
+      const ask = served.records === 0 ? limit : Math.ceil((maxBytes / served.chars) * served.records * 1.25);
       const { rows } = await query(
         `SELECT '[' || string_agg(json, ',' ORDER BY k) FILTER (WHERE fits) || ']' AS items,
-                max(id) FILTER (WHERE fits) AS last, count(*) > count(*) FILTER (WHERE fits) AS more
+                max(id) FILTER (WHERE fits) AS last, count(*) > count(*) FILTER (WHERE fits) AS more,
+                count(*) FILTER (WHERE fits) AS n
            FROM (SELECT id, json, k, k = 1 OR (k <= $3 AND bytes <= $4) AS fits
                    FROM (SELECT id, json, row_number() OVER w AS k, sum(octet_length(json)) OVER w AS bytes
                            FROM (SELECT capability_id AS id, record::text AS json FROM cg_capabilities
                                   WHERE provider_id = $1 AND ($2::text IS NULL OR capability_id > $2 COLLATE "C")
                                   ORDER BY capability_id COLLATE "C" LIMIT $3 + 1) AS r
                          WINDOW w AS (ORDER BY id)) AS s) AS t`,
-        [providerId, cursor ?? null, limit, maxBytes],
+        [providerId, cursor ?? null, Math.max(1, Math.min(limit, ask)), maxBytes],
       );
-      const [{ items, last, more }] = rows;
+      const [{ items, last, more, n }] = rows;
       const itemsJson = items ?? '[]';
+      served.records += Number(n);
+      served.chars += itemsJson.length;
       return more ? { itemsJson, nextCursor: last } : { itemsJson };
     },
 
