@@ -549,6 +549,8 @@ test('publish refuses a folder the engine refuses, naming the engine\'s error, a
     ['a dangling relation', broken((d) => writeFileSync(file(d, 'route.json'), JSON.stringify({ ...JSON.parse(readFileSync(file(d, 'route.json'), 'utf8')), requires: ['ghost'] }))), 'CG_RELATION_INVALID'],
     ['an ID given twice', broken((d) => cpSync(file(d, 'route.json'), file(d, 'route-again.json'))), 'CG_DEFINITION_INVALID'],
     ['a file that is not JSON', broken((d) => writeFileSync(file(d, 'route.json'), '{ not json')), 'CG_DEFINITION_INVALID'],
+    // Two records in one file, apart by a raw control character (no JSON text holds one).
+    ['a file holding a raw control character', broken((d) => writeFileSync(file(d, 'route.json'), `${readFileSync(file(d, 'route.json'), 'utf8')}\x1e{"capabilityId":"split","name":"Split","description":"d","whenToUse":"w"}`)), 'CG_DEFINITION_INVALID'],
   ]) {
     const error = await publish(db, dir).then(
       () => assert.fail(`${what} was published`),
@@ -607,5 +609,60 @@ test('hosts read the vectors publish() stored from the folder\'s vectors file: a
     assert.deepEqual((await host.status()).providers[0].vectors, { source: 'view', state: 'stale', reason: null, entries: 1, used: 0, stale: 1, embedded: 1 });
   } finally {
     await Promise.all([host.close(), fromFiles.close()]);
+  }
+});
+
+test('publishing a folder that changes no row commits nothing: no change logged, nobody notified, the same source and static revisions', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  const first = await publish(db, seedRoot);
+  const state = async () => (await db.query(`SELECT revision, (SELECT count(*)::int FROM cg_changes WHERE provider_id = 'seed.http') AS changes FROM cg_providers WHERE provider_id = 'seed.http'`)).rows[0];
+  const listener = await db.connect();
+  const notified = [];
+  let next;
+  listener.on('notification', ({ payload }) => (notified.push(payload), next?.()));
+  try {
+    await listener.query('LISTEN cg_provider_changed');
+    const before = await state();
+    const again = await publish(db, seedRoot);
+    assert.deepEqual(again, first);
+    assert.deepEqual(await state(), before);
+    // Notifications arrive in commit order: once the change's has come, an earlier one would have.
+    const arrived = new Promise((resolve) => (next = resolve));
+    const changed = await publish(db, seedNamed('Routing (noticed)'));
+    await arrived;
+    assert.deepEqual(notified, ['seed.http'], 'only the publish that changed a row notified');
+    assert.notEqual(changed.staticRevision, first.staticRevision);
+    assert.notEqual((await state()).revision, before.revision);
+  } finally {
+    listener.release();
+    await publish(db, seedRoot);
+  }
+});
+
+test('a publish that changes no row still has the engine validate rows it never validated: rows written by hand that the engine refuses are refused', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const dir = mkdtempSync(path.join(server.dir, 'seed-'));
+  cpSync(seedRoot, dir, { recursive: true });
+  const routeFile = path.join(dir, 'capabilities', 'route.json');
+  const ghostly = JSON.stringify({ ...JSON.parse(readFileSync(routeFile, 'utf8')), requires: ['ghost'] });
+  writeFileSync(routeFile, ghostly);
+  // The same record written by hand, as the folder holds it: the publish below changes no row.
+  await db.query(`BEGIN;
+                  UPDATE cg_capabilities SET record = '${ghostly}'::jsonb, content_hash = cg_content_hash('${ghostly}'::jsonb) WHERE capability_id = 'route';
+                  SELECT cg_refresh_revision('seed.http');
+                  COMMIT`);
+  const revision = async () => (await db.query(`SELECT revision FROM cg_providers WHERE provider_id = 'seed.http'`)).rows[0].revision;
+  const before = await revision();
+  try {
+    const error = await publish(db, dir).then(
+      () => assert.fail('rows the engine refuses were published'),
+      (e) => e,
+    );
+    assert.equal(error.name, 'GraphError');
+    assert.equal(error.code, 'CG_RELATION_INVALID');
+    assert.equal(await revision(), before);
+  } finally {
+    await publish(db, seedRoot);
   }
 });

@@ -4,6 +4,7 @@
 // triggers keep); queries never reach the database. publish() writes a provider folder into
 // the tables.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { opendir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CapabilityGraph, readVectorsFile } from '@devcodex/capability-graph';
@@ -272,6 +273,12 @@ const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'dist-test', 'cove
 
 /** Definition files written per statement: a few hundred KiB of JSON in flight at a time. */
 const BATCH = 500;
+/** Joins a batch's file texts into one parameter, split again in SQL: a JSON text never holds
+ *  this control character raw, and one array parameter would be escaped character by character
+ *  on both sides. */
+const SEPARATOR = '\x1e';
+/** The engine that validates a publish: rows it validated are not validated again by itself. */
+const ENGINE = `capability-graph ${createRequire(import.meta.url)('@devcodex/capability-graph/package.json').version}`;
 
 /**
  * Publishes a directory-layout provider folder (provider.json + capabilities/**\/*.json) in one
@@ -279,10 +286,12 @@ const BATCH = 500;
  * deletes the capabilities no longer present, sets the provider's revision
  * (cg_refresh_revision), then has the engine validate exactly what the transaction holds (the
  * rows, as every host will read them) before it commits, so a commit never holds what every
- * host would then refuse. The files are streamed in batches of multi-row inserts: the
- * provider is never held in the JS heap, and the triggers derive relations and log changes per
- * statement. Hosts see the change at their
- * next reload; hosts that watch are notified on CHANNEL when it commits. Resolves to
+ * host would then refuse. The files are streamed in batches of multi-row inserts, each batch
+ * read while the database writes the one before: the provider is never held in the JS heap,
+ * and the triggers derive relations and log changes per statement. A folder that changes no
+ * provider or capability row commits no definition (only its vectors), notifies nobody and,
+ * when the engine already validated those rows (cg_providers.validated), reads nothing back. Hosts see a change at their next reload; hosts
+ * that watch are notified on CHANNEL when it commits. Resolves to
  * `{ providerId, staticRevision, capabilities }`; a provider the engine refuses rejects with
  * its error (nothing is committed).
  */
@@ -293,30 +302,44 @@ export async function publish(pool, providerDir) {
   let failure;
   try {
     await client.query('BEGIN');
-    // The provider row is written (and so locked) first: concurrent publishes queue here.
-    await client.query(
+    // The provider row is written (and so locked) first: concurrent publishes queue here. An
+    // unchanged record is locked, not rewritten.
+    const written = await client.query(
       `INSERT INTO cg_providers (provider_id, record, content_hash) VALUES ($1, $2, cg_content_hash($2))
-       ON CONFLICT (provider_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash`,
+       ON CONFLICT (provider_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
+       WHERE cg_providers.content_hash <> EXCLUDED.content_hash`,
       [providerId, JSON.stringify(provider)],
     );
+    const { rows: before } = await client.query('SELECT revision, static_revision, validated FROM cg_providers WHERE provider_id = $1', [providerId]);
     // The IDs published, for the deletion below; a second file with the same ID is refused.
     await client.query('CREATE TEMP TABLE cg_published (capability_id text COLLATE "C" PRIMARY KEY) ON COMMIT DROP');
     let capabilities = 0;
+    // Capability rows written or removed.
+    let changed = 0;
     let batch = [];
+    let writing;
     const flush = async () => {
-      if (batch.length === 0) return;
       const texts = batch;
       batch = [];
+      await writing;
+      if (texts.length === 0) return;
+      if (texts.some((text) => text.includes(SEPARATOR))) throw Object.assign(new Error('a definition file holds a raw control character'), { notJson: true });
       // Unchanged records are left alone, so their relation rows and log are not rewritten.
-      await client.query(
-        `WITH given AS (SELECT r ->> 'capabilityId' AS id, r FROM unnest($2::text[]) AS t(x), LATERAL (SELECT x::jsonb) AS j(r)),
-              listed AS (INSERT INTO cg_published SELECT id FROM given)
-         INSERT INTO cg_capabilities (provider_id, capability_id, record, content_hash)
-         SELECT $1, id, r, cg_content_hash(r) FROM given
-         ON CONFLICT (provider_id, capability_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
-         WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`,
-        [providerId, texts],
-      );
+      writing = client
+        .query(
+          `WITH given AS (SELECT r ->> 'capabilityId' AS id, r FROM unnest(string_to_array($2, $3)) AS t(x), LATERAL (SELECT x::jsonb) AS j(r)),
+                listed AS (INSERT INTO cg_published SELECT id FROM given)
+           INSERT INTO cg_capabilities (provider_id, capability_id, record, content_hash)
+           SELECT $1, id, r, cg_content_hash(r) FROM given
+           ON CONFLICT (provider_id, capability_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
+           WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`,
+          [providerId, texts.join(SEPARATOR), SEPARATOR],
+        )
+        .then((result) => {
+          changed += result.rowCount;
+        });
+      // Awaited at the next flush; a failure meanwhile is not unhandled.
+      writing.catch(() => {});
     };
     // Read synchronously, a batch between two statements: a small file costs several thread
     // pool round trips read asynchronously, and the batches are what the publish waits on.
@@ -326,30 +349,46 @@ export async function publish(pool, providerDir) {
       if (batch.length === BATCH) await flush();
     }
     await flush();
+    await writing;
     // An anti-join over the published IDs (a hash join), not an array search per row.
     await client.query('ANALYZE cg_published');
-    await client.query(
+    const removed = await client.query(
       `DELETE FROM cg_capabilities AS c WHERE c.provider_id = $1
          AND NOT EXISTS (SELECT 1 FROM cg_published AS p WHERE p.capability_id = c.capability_id)`,
       [providerId],
     );
+    changed += removed.rowCount;
+    // Vectors are not definitions: replaced whatever else changed, they change no revision.
     await publishVectors(client, providerId, providerDir);
+    const { revision: previous, static_revision: validatedAs, validated } = before[0];
+    if (written.rowCount === 0 && changed === 0 && previous !== null && validated === `${previous} ${ENGINE}`) {
+      // The rows this engine validated, as they were: no definition to commit, nobody to tell.
+      await client.query('COMMIT');
+      return { providerId, staticRevision: validatedAs, capabilities };
+    }
     // The new state's revision, in the same commit: hosts read it instead of hashing the rows.
     const { rows } = await client.query('SELECT cg_refresh_revision($1) AS revision', [providerId]);
-    const staticRevision = await validate(client, providerId, { record: provider, revision: rows[0].revision }, providerDir);
+    const { revision } = rows[0];
+    // The planner's statistics know nothing of the rows this transaction wrote (or, analyzed
+    // meanwhile by autovacuum, which does not count them, that there are none): the validation's
+    // pages walk the key index, never a scan and sort of the whole table for each page.
+    await client.query('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off');
+    const staticRevision = await validate(client, providerId, { record: provider, revision }, providerDir);
+    await client.query('UPDATE cg_providers SET static_revision = $2, validated = $3 WHERE provider_id = $1', [providerId, staticRevision, `${revision} ${ENGINE}`]);
     // Delivered to every watching host when (and only if) this transaction commits.
-    await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [providerId]);
+    if (revision !== previous) await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [providerId]);
     await client.query('COMMIT');
-    // Fresh planner statistics, so the first read after a large publish walks its indexes
-    // rather than sorting the whole table for each page.
-    await client.query('ANALYZE cg_capabilities, cg_relations, cg_changes').catch(() => {});
+    // Fresh planner statistics after a large change, so the first read walks the indexes rather
+    // than sorting the whole table for each page; below a tenth of the provider (the share at
+    // which autovacuum analyzes) the statistics still describe it.
+    if (changed > capabilities / 10) await client.query('ANALYZE cg_capabilities, cg_relations, cg_changes').catch(() => {});
     return { providerId, staticRevision, capabilities };
   } catch (error) {
     failure = error;
     await client.query('ROLLBACK').catch(() => {});
-    // A file PostgreSQL refused (not JSON, no capabilityId, an ID given twice): the engine's
-    // own error for the folder says which and why.
-    if (/^2[123]/.test(error?.code ?? '')) throw (await folderError(providerDir, providerId)) ?? error;
+    // A file PostgreSQL refused (not JSON, no capabilityId, an ID given twice) or that holds
+    // the batch separator: the engine's own error for the folder says which and why.
+    if (/^2[123]/.test(error?.code ?? '') || error?.notJson) throw (await folderError(providerDir, providerId)) ?? error;
     throw error;
   } finally {
     client.release(failure); // a failed connection is dropped, not pooled

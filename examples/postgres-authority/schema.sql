@@ -11,9 +11,16 @@ CREATE TABLE IF NOT EXISTS cg_providers (
   -- snapshot was read at this revision skip the read. cg_refresh_revision() sets it; every
   -- transaction that changes the provider's rows must call it before it commits.
   revision     text,
+  -- The engine's static revision of the rows publish() last had it validate, and the revision
+  -- and engine version it validated: a publish that leaves those rows as they are need not
+  -- read them all back again.
+  static_revision text,
+  validated       text,
   CHECK (record ->> 'providerId' = provider_id)
 );
 ALTER TABLE cg_providers ADD COLUMN IF NOT EXISTS revision text;
+ALTER TABLE cg_providers ADD COLUMN IF NOT EXISTS static_revision text;
+ALTER TABLE cg_providers ADD COLUMN IF NOT EXISTS validated text;
 
 CREATE TABLE IF NOT EXISTS cg_capabilities (
   provider_id   text COLLATE "C" NOT NULL REFERENCES cg_providers ON DELETE CASCADE,
