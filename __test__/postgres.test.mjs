@@ -561,6 +561,19 @@ test('publish refuses a folder the engine refuses, naming the engine\'s error, a
     const { rows } = await db.query(`SELECT revision FROM cg_providers WHERE provider_id = 'seed.http'`);
     assert.deepEqual(rows, before, `${what}: nothing committed`);
   }
+  // Into a provider the database does not have yet (plain inserts), likewise.
+  await db.query(`DELETE FROM cg_providers WHERE provider_id = 'seed.http'`);
+  try {
+    const error = await publish(db, broken((d) => cpSync(file(d, 'route.json'), file(d, 'route-again.json')))).then(
+      () => assert.fail('an ID given twice was published'),
+      (e) => e,
+    );
+    assert.equal(error.code, 'CG_DEFINITION_INVALID');
+    assert.equal((await db.query(`SELECT count(*)::int AS n FROM cg_capabilities WHERE provider_id = 'seed.http'`)).rows[0].n, 0);
+    assert.equal((await db.query(`SELECT count(*)::int AS n FROM cg_providers WHERE provider_id = 'seed.http'`)).rows[0].n, 0, 'nothing committed');
+  } finally {
+    await publish(db, seedRoot);
+  }
 });
 
 test('hosts read the vectors publish() stored from the folder\'s vectors file: a current entry is never embedded', { skip, timeout: 60_000 }, async () => {

@@ -303,13 +303,18 @@ export async function publish(pool, providerDir) {
   try {
     await client.query('BEGIN');
     // The provider row is written (and so locked) first: concurrent publishes queue here. An
-    // unchanged record is locked, not rewritten.
+    // unchanged record is locked, not rewritten. A row inserted now (xmax 0: no earlier version
+    // locked) has no capabilities yet, which the foreign key guarantees.
     const written = await client.query(
       `INSERT INTO cg_providers (provider_id, record, content_hash) VALUES ($1, $2, cg_content_hash($2))
        ON CONFLICT (provider_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
-       WHERE cg_providers.content_hash <> EXCLUDED.content_hash`,
+       WHERE cg_providers.content_hash <> EXCLUDED.content_hash
+       RETURNING xmax = 0 AS inserted`,
       [providerId, JSON.stringify(provider)],
     );
+    // Into a new provider, plain inserts: no probe of the key for a row to update before each
+    // insert (its unique check still refuses an ID given twice).
+    const fresh = written.rows[0]?.inserted === true;
     const { rows: before } = await client.query('SELECT revision, static_revision, validated FROM cg_providers WHERE provider_id = $1', [providerId]);
     // The IDs published, for the deletion below; a second file with the same ID is refused.
     await client.query('CREATE TEMP TABLE cg_published (capability_id text COLLATE "C" PRIMARY KEY) ON COMMIT DROP');
@@ -331,8 +336,8 @@ export async function publish(pool, providerDir) {
                 listed AS (INSERT INTO cg_published SELECT id FROM given)
            INSERT INTO cg_capabilities (provider_id, capability_id, record, content_hash)
            SELECT $1, id, r, cg_content_hash(r) FROM given
-           ON CONFLICT (provider_id, capability_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
-           WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`,
+           ${fresh ? '' : `ON CONFLICT (provider_id, capability_id) DO UPDATE SET record = EXCLUDED.record, content_hash = EXCLUDED.content_hash
+           WHERE cg_capabilities.content_hash <> EXCLUDED.content_hash`}`,
           [providerId, texts.join(SEPARATOR), SEPARATOR],
         )
         .then((result) => {
