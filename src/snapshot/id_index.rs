@@ -5,8 +5,9 @@
 use super::Capability;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct IdIndex {
     table: HashTable<u32>,
 }
@@ -20,7 +21,7 @@ fn hash(id: &str) -> u64 {
 }
 
 impl IdIndex {
-    pub fn new(capabilities: &[Capability]) -> IdIndex {
+    pub fn new(capabilities: &[Arc<Capability>]) -> IdIndex {
         let mut table = HashTable::with_capacity(capabilities.len());
         for (node, c) in capabilities.iter().enumerate() {
             table.insert_unique(hash(c.id()), node as u32, |&n| {
@@ -30,7 +31,7 @@ impl IdIndex {
         IdIndex { table }
     }
 
-    pub fn find(&self, capabilities: &[Capability], id: &str) -> Option<u32> {
+    pub fn find(&self, capabilities: &[Arc<Capability>], id: &str) -> Option<u32> {
         self.table
             .find(hash(id), |&n| capabilities[n as usize].id() == id)
             .copied()

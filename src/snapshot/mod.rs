@@ -270,7 +270,8 @@ pub struct ProviderSnapshot {
     pub provider: ProviderRecord,
     pub authority: AuthorityKind,
     pub static_revision: String,
-    pub capabilities: Vec<Capability>,
+    /// Shared, not copied, by the next snapshot of an incremental read that did not change them.
+    pub capabilities: Vec<Arc<Capability>>,
     by_id: id_index::IdIndex,
     /// Every relation list, kinds interleaved (see [`Adjacency::interleave`]).
     relations: Adjacency,
@@ -297,13 +298,31 @@ impl ProviderSnapshot {
         authority: AuthorityKind,
         roots: DocumentRoots,
     ) -> ProviderSnapshot {
-        let static_revision = revision::static_revision(&v);
         let n = v.capabilities.len();
-        let forward = |r: usize| Adjacency::from_lists(n, v.edges.iter().map(|e| e[r].as_slice()));
-        let parents = forward(0);
-        let specializes = forward(1);
-        let related = forward(2);
-        let requires = forward(3);
+        let forward: [Adjacency; 4] = std::array::from_fn(|r| {
+            Adjacency::from_lists(n, v.edges.iter().map(|e| e[r].as_slice()))
+        });
+        let capabilities: Vec<Arc<Capability>> = v
+            .capabilities
+            .into_iter()
+            .map(|c| Arc::new(Capability::new(c)))
+            .collect();
+        let by_id = id_index::IdIndex::new(&capabilities);
+        ProviderSnapshot::assemble(v.provider, authority, capabilities, by_id, forward, roots)
+    }
+
+    /// The snapshot of `provider` and its `capabilities` (in ID order, `by_id` their table) with
+    /// the declared relation lists `forward` (parents, specializes, related, requires); the
+    /// inverse lists and the static revision are derived here, the same way whatever the read.
+    fn assemble(
+        provider: ProviderRecord,
+        authority: AuthorityKind,
+        capabilities: Vec<Arc<Capability>>,
+        by_id: id_index::IdIndex,
+        forward: [Adjacency; 4],
+        roots: DocumentRoots,
+    ) -> ProviderSnapshot {
+        let [parents, specializes, related, requires] = forward;
         let adjacency = [
             Adjacency::inverse_of(&parents),
             Adjacency::inverse_of(&specializes),
@@ -311,30 +330,94 @@ impl ProviderSnapshot {
             Adjacency::inverse_of(&requires),
         ];
         let [children, specialized_by, related_by, required_by] = adjacency;
-        let capabilities: Vec<Capability> =
-            v.capabilities.into_iter().map(Capability::new).collect();
+        let relations = Adjacency::interleave([
+            parents,
+            children,
+            specializes,
+            specialized_by,
+            related,
+            related_by,
+            requires,
+            required_by,
+        ]);
+        let static_revision =
+            revision::static_revision_of_snapshot(&provider, &capabilities, |node, kind| {
+                relations.of(8 * node + kind as u32)
+            });
         ProviderSnapshot {
-            provider: v.provider,
+            provider,
             authority,
             static_revision,
-            by_id: id_index::IdIndex::new(&capabilities),
+            by_id,
             capabilities,
-            relations: Adjacency::interleave([
-                parents,
-                children,
-                specializes,
-                specialized_by,
-                related,
-                related_by,
-                requires,
-                required_by,
-            ]),
+            relations,
             roots,
             source: None,
             kept: std::sync::Mutex::new(None),
             offered: std::sync::Mutex::new(None),
             lexical: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The snapshot this one becomes when each record of `changed` (by node, in increasing
+    /// order, with its declared relation lists — parents, specializes, related, requires — as
+    /// nodes) replaces its own while every capability ID stays where it is: the other
+    /// capabilities are shared and the ID table copied, not rebuilt. The relation lists and the
+    /// static revision are derived as [`ProviderSnapshot::build`] derives them.
+    pub fn replaced(
+        &self,
+        provider: ProviderRecord,
+        changed: Vec<(
+            u32,
+            crate::definitions::model::CapabilityRecord,
+            [Vec<u32>; 4],
+        )>,
+        roots: DocumentRoots,
+    ) -> ProviderSnapshot {
+        let n = self.capabilities.len();
+        let forward: [Adjacency; 4] = std::array::from_fn(|r| {
+            Adjacency::from_lists(
+                n,
+                (0..n as u32).map(|node| self.declared(&changed, node, r)),
+            )
+        });
+        let mut capabilities = self.capabilities.clone();
+        for (node, record, _) in changed {
+            capabilities[node as usize] = Arc::new(Capability::new(record));
+        }
+        let by_id = self.by_id.clone();
+        ProviderSnapshot::assemble(
+            provider,
+            self.authority,
+            capabilities,
+            by_id,
+            forward,
+            roots,
+        )
+    }
+
+    /// The declared relation list `r` (parents, specializes, related, requires) of `node` once
+    /// `changed` (see [`ProviderSnapshot::replaced`]) replaced its records.
+    pub fn declared<'a>(
+        &'a self,
+        changed: &'a [(
+            u32,
+            crate::definitions::model::CapabilityRecord,
+            [Vec<u32>; 4],
+        )],
+        node: u32,
+        r: usize,
+    ) -> &'a [u32] {
+        const KINDS: [Kind; 4] = [
+            Kind::Parents,
+            Kind::Specializes,
+            Kind::Related,
+            Kind::Requires,
+        ];
+        match changed.binary_search_by_key(&node, |c| c.0) {
+            Ok(j) => &changed[j].2[r],
+            Err(_) => self.neighbours(node, KINDS[r]),
         }
     }
 

@@ -5,6 +5,7 @@
 use super::{Adjacency, Capability, ProviderSnapshot};
 use crate::definitions::model::{DocumentRef, KnowledgeRef, Locator};
 use std::mem::size_of;
+use std::sync::Arc;
 
 fn text(s: &String) -> usize {
     s.capacity()
@@ -58,8 +59,9 @@ fn adjacency(a: &Adjacency) -> usize {
 /// Heap bytes a snapshot keeps: records, the ID table and relation lists (not the lexical
 /// index, which is counted apart).
 pub fn snapshot_bytes(s: &ProviderSnapshot) -> usize {
-    let records: usize = s.capabilities.capacity() * size_of::<Capability>()
-        + s.capabilities.iter().map(capability).sum::<usize>();
+    let records: usize = s.capabilities.capacity() * size_of::<Arc<Capability>>()
+        + s.capabilities.len() * (size_of::<Capability>() + 2 * size_of::<usize>())
+        + s.capabilities.iter().map(|c| capability(c)).sum::<usize>();
     let relations = adjacency(&s.relations);
     records + s.by_id.bytes() + relations
 }
