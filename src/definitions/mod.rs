@@ -71,21 +71,12 @@ pub fn validate_provider_records(
     reuse: &(dyn Fn(usize) -> Option<CapabilityRecord> + Sync),
 ) -> Result<ValidatedProvider, GraphError> {
     let provider = provider_part(provider_value, None, expected_id, roots)?;
-    let o = Origin {
-        provider_id: Some(&provider.provider_id),
-        ..Origin::default()
-    };
     let prefixes: Vec<String> = (0..records.len())
         .map(|i| index("capabilities", i))
         .collect();
-    let one = |(i, (raw, prefix)): (usize, (&&str, &String))| {
-        if let Some(record) = reuse(i) {
-            return Ok(record);
-        }
-        crate::opcount::tick(crate::opcount::Op::RecordChecked);
-        let value: Value =
-            serde_json::from_str(raw).map_err(|_| GraphError::new(crate::error::Code::Internal))?;
-        validate::capability_record(&o, &value, prefix, roots)
+    let one = |(i, (raw, _)): (usize, (&&str, &String))| match reuse(i) {
+        Some(record) => Ok(record),
+        None => record_at(&provider.provider_id, raw, i, roots),
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -123,6 +114,34 @@ pub fn validate_provider_records(
     };
     let sources: Vec<(Option<&str>, &str)> = prefixes.iter().map(|p| (None, p.as_str())).collect();
     assemble(provider, None, validated, &sources)
+}
+
+/// The provider record of a definition object (a database view's), checked as
+/// [`validate_provider_records`] checks it.
+pub fn provider_of(
+    provider_value: &Value,
+    expected_id: &str,
+    roots: &Roots,
+) -> Result<ProviderRecord, GraphError> {
+    provider_part(provider_value, None, Some(expected_id), roots)
+}
+
+/// Record `i` of a database view's records (JSON text) of provider `provider_id`, checked on
+/// its own as [`validate_provider_records`] checks it (`capabilities[i]` names its fields).
+pub fn record_at(
+    provider_id: &str,
+    raw: &str,
+    i: usize,
+    roots: &Roots,
+) -> Result<CapabilityRecord, GraphError> {
+    let o = Origin {
+        provider_id: Some(provider_id),
+        ..Origin::default()
+    };
+    crate::opcount::tick(crate::opcount::Op::RecordChecked);
+    let value: Value =
+        serde_json::from_str(raw).map_err(|_| GraphError::new(crate::error::Code::Internal))?;
+    validate::capability_record(&o, &value, &index("capabilities", i), roots)
 }
 
 /// How one definition file of a file provider is checked as soon as it is read, on the

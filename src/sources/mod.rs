@@ -90,8 +90,7 @@ pub fn load(
             };
             let roots = roots::bind(source, roots::open_own(source, default_root)?)?;
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
-            let validated = read.validate_after(provider_id, &rules, current)?;
-            let mut snapshot = ProviderSnapshot::build(validated, AuthorityKind::Database, roots);
+            let mut snapshot = read.snapshot_after(provider_id, &rules, current, roots)?;
             snapshot.source = Some(Arc::new(read.identity()));
             snapshot.kept = std::sync::Mutex::new(read.kept());
             snapshot.offered = std::sync::Mutex::new(read.take_vectors());

@@ -29,11 +29,28 @@ pub(super) fn check_stream_map(
         .map(|c| only.is_none_or(|only| only.contains(c.texts.capability_id())))
         .collect();
     let expected = expected_lists(v, &wanted);
-    for (i, c) in v.capabilities.iter().enumerate() {
-        if !wanted[i] {
-            continue;
-        }
-        let kinds = streams.get(c.texts.capability_id());
+    check_stream_lists(
+        |i| v.capabilities[i].texts.capability_id(),
+        (0..v.capabilities.len()).filter(|&i| wanted[i]),
+        |i, kind| &expected[i][kind as usize],
+        provider_id,
+        streams,
+    )
+}
+
+/// The streams of capabilities `nodes` (in increasing order; `id(node)` their IDs) against the
+/// lists they must be (`expected(node, kind)`, as nodes), capability by capability and kind by
+/// kind in the order of [`Kind::ALL`]; the first that differs is the error.
+pub(super) fn check_stream_lists<'a>(
+    id: impl Fn(usize) -> &'a str,
+    nodes: impl Iterator<Item = usize>,
+    expected: impl Fn(usize, Kind) -> &'a [u32],
+    provider_id: &str,
+    streams: &Map<String, Value>,
+) -> Result<()> {
+    for i in nodes {
+        let capability_id = id(i);
+        let kinds = streams.get(capability_id);
         for kind in Kind::ALL {
             // Streams read empty are left out (`ReadCollector`); anything else present must
             // be the list.
@@ -43,7 +60,7 @@ pub(super) fn check_stream_map(
             };
             let mismatch = || {
                 contract(&format!("{}_stream_mismatch", kind.as_str()))
-                    .detail("capabilityId", c.texts.capability_id())
+                    .detail("capabilityId", capability_id)
             };
             let listed = listed.map(|l| {
                 l.iter()
@@ -54,15 +71,16 @@ pub(super) fn check_stream_map(
                 return Err(mismatch());
             };
             let Some(listed) = listed else {
-                return Err(contract("neighbor_identity_invalid")
-                    .detail("capabilityId", c.texts.capability_id()));
+                return Err(
+                    contract("neighbor_identity_invalid").detail("capabilityId", capability_id)
+                );
             };
-            let want = &expected[i][kind as usize];
+            let want = expected(i, kind);
             let same = listed.len() == want.len()
                 && listed
                     .iter()
                     .zip(want)
-                    .all(|(&got, &w)| got == v.capabilities[w as usize].texts.capability_id());
+                    .all(|(&got, &w)| got == id(w as usize));
             if !same {
                 return Err(mismatch());
             }

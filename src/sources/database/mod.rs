@@ -294,18 +294,10 @@ impl DatabaseRead {
         self.validate_after(provider_id, roots, None)
     }
 
-    /// [`DatabaseRead::validate`], where `current` is the provider's current snapshot. An
-    /// incremental read of the records `current` kept takes each record it did not change from
-    /// `current`, validated when `current` was built under the same document root: only the
-    /// changed records are parsed and checked one by one, while the provider-wide rules (unique
-    /// IDs, relation endpoints, acyclic relations, knowledge IDs) run over the whole candidate,
-    /// so it is refused exactly as a full read of the same records would be.
-    pub fn validate_after(
-        &self,
-        provider_id: &str,
-        roots: &Roots,
-        current: Option<&ProviderSnapshot>,
-    ) -> Result<ValidatedProvider> {
+    /// The definition the read's records are validated as, once the read's own rules hold: the
+    /// adapter did not fail, the source's context did not change, a source revision and a
+    /// provider record were given.
+    fn definition_checked(&self) -> Result<&Value> {
         if let Some(e) = self.failure() {
             return Err(e);
         }
@@ -323,10 +315,25 @@ impl DatabaseRead {
         v.get("provider")
             .and_then(Value::as_object)
             .ok_or_else(|| contract("provider_required"))?;
-        let definition = self
-            .definition
+        self.definition
             .as_ref()
-            .ok_or_else(|| contract("capabilities_required"))?;
+            .ok_or_else(|| contract("capabilities_required"))
+    }
+
+    /// [`DatabaseRead::validate`], where `current` is the provider's current snapshot. An
+    /// incremental read of the records `current` kept takes each record it did not change from
+    /// `current`, validated when `current` was built under the same document root: only the
+    /// changed records are parsed and checked one by one, while the provider-wide rules (unique
+    /// IDs, relation endpoints, acyclic relations, knowledge IDs) run over the whole candidate,
+    /// so it is refused exactly as a full read of the same records would be.
+    pub fn validate_after(
+        &self,
+        provider_id: &str,
+        roots: &Roots,
+        current: Option<&ProviderSnapshot>,
+    ) -> Result<ValidatedProvider> {
+        let definition = self.definition_checked()?;
+        let v = &self.value;
         let validated = match (self.records_text(), self.reusable(current)) {
             (Some(_), Some((kept, current))) => {
                 let texts: Vec<&str> = (0..kept.records.len()).map(|i| kept.record(i)).collect();
@@ -451,6 +458,7 @@ impl DatabaseRead {
 
 mod collector;
 mod edges;
+mod incremental;
 mod kept;
 mod scan;
 #[cfg(test)]
@@ -459,6 +467,7 @@ mod vectors;
 
 pub use collector::*;
 use edges::*;
+pub use incremental::*;
 pub use kept::*;
 pub use scan::*;
 pub use vectors::MAX_VECTOR_IDS;

@@ -1294,3 +1294,248 @@ fn records_of_another_snapshot_or_document_root_are_checked_again() {
     read.validate_after("p", &roots(), Some(&moved)).unwrap();
     assert_eq!(count(Op::RecordChecked), 19);
 }
+
+/// Whether two snapshots serve the same: the static revision, the provider, every
+/// capability's fields and every relation list.
+fn same_snapshot(
+    a: &crate::snapshot::ProviderSnapshot,
+    b: &crate::snapshot::ProviderSnapshot,
+) -> bool {
+    use crate::snapshot::Kind;
+    let n = a.capabilities.len();
+    a.static_revision == b.static_revision
+        && a.provider == b.provider
+        && n == b.capabilities.len()
+        && (0..n as u32).all(|i| {
+            let (x, y) = (a.capability(i), b.capability(i));
+            (
+                x.id(),
+                x.name(),
+                x.description(),
+                x.when_to_use(),
+                x.distinction(),
+            ) == (
+                y.id(),
+                y.name(),
+                y.description(),
+                y.when_to_use(),
+                y.distinction(),
+            ) && x.examples == y.examples
+                && x.knowledge == y.knowledge
+                && Kind::ALL
+                    .iter()
+                    .all(|&k| a.neighbours(i, k) == b.neighbours(i, k))
+                && a.find(x.id()) == Some(i)
+        })
+}
+
+fn document(id: &str, url: &str) -> Value {
+    json!({ "kind": "document", "knowledgeId": id, "role": "guide", "locator": { "type": "http", "url": url } })
+}
+
+#[test]
+fn an_incremental_read_that_only_rewrites_records_shares_the_others_and_gives_the_full_read_s_snapshot(
+) {
+    use crate::opcount::{count, reset, Op};
+    // Twenty records (see `twenty`), c10 referring to a document.
+    let (mut records, _) = twenty();
+    records[10]["knowledge"] = json!([document("k1", "https://example.com/a")]);
+    let (_, _, first) = read_at(
+        "r1",
+        &["changedSince"],
+        None,
+        store(records.clone(), json!({}), 100),
+    );
+    let before = built(&first.unwrap()).unwrap();
+    let known = (
+        before.source.as_deref().cloned().unwrap(),
+        before.kept.lock().unwrap().clone().unwrap(),
+    );
+    let change = |id: &str, extra: Value| json!({ "capabilityId": id, "record": rec(id, extra) });
+    let k1 = json!([document("k1", "https://example.com/a")]);
+    // Each case: its changes, and whether the other records are shared with the snapshot
+    // before (the read only rewrote records and the candidate passes).
+    let cases: Vec<(&str, Vec<Value>, bool)> = vec![
+        (
+            "a renamed record",
+            vec![change(
+                "c03",
+                json!({ "parents": ["c00"], "name": "Renamed" }),
+            )],
+            true,
+        ),
+        (
+            "records whose relations change",
+            vec![
+                change("c05", json!({ "parents": ["c00"] })),
+                change(
+                    "c09",
+                    json!({ "parents": ["c00"], "requires": ["c08", "c19"], "related": ["c07"] }),
+                ),
+                change("c12", json!({ "specializes": ["c11"] })),
+            ],
+            true,
+        ),
+        (
+            "a record keeping its knowledge",
+            vec![change(
+                "c10",
+                json!({ "parents": ["c00"], "name": "Ten", "knowledge": k1 }),
+            )],
+            true,
+        ),
+        (
+            "a record whose knowledge changes",
+            vec![change(
+                "c11",
+                json!({ "parents": ["c00"], "knowledge": [document("k2", "https://example.com/b")] }),
+            )],
+            false,
+        ),
+        (
+            "a record giving a knowledge ID another meaning",
+            vec![change(
+                "c11",
+                json!({ "parents": ["c00"], "knowledge": [document("k1", "https://example.com/b")] }),
+            )],
+            false,
+        ),
+        (
+            "a record closing a cycle",
+            vec![change("c00", json!({ "parents": ["c01"] }))],
+            false,
+        ),
+        (
+            "a record requiring itself",
+            vec![change(
+                "c04",
+                json!({ "parents": ["c00"], "requires": ["c04"] }),
+            )],
+            false,
+        ),
+        (
+            "a record naming a capability that does not exist",
+            vec![change("c09", json!({ "related": ["nowhere"] }))],
+            false,
+        ),
+        (
+            "a record invalid of its own",
+            vec![json!({ "capabilityId": "c08", "record": { "capabilityId": "c08", "name": "" } })],
+            false,
+        ),
+        ("an added record", vec![change("c30", json!({}))], false),
+        (
+            "a removed record",
+            vec![json!({ "capabilityId": "c19", "removed": true })],
+            false,
+        ),
+    ];
+    for (case, changes, shared) in cases {
+        let mut after: BTreeMap<String, Value> = records
+            .iter()
+            .map(|r| (r["capabilityId"].as_str().unwrap().to_owned(), r.clone()))
+            .collect();
+        for c in &changes {
+            let id = c["capabilityId"].as_str().unwrap().to_owned();
+            match c.get("record") {
+                Some(r) => after.insert(id, r.clone()),
+                None => after.remove(&id),
+            };
+        }
+        let after: Vec<Value> = after.into_values().collect();
+        let (_, _, full) = read_at("r2", &["changedSince"], None, store(after, json!({}), 100));
+        let full = built(&full.unwrap());
+        let answer = with_changes(changes.clone(), 10, store(Vec::new(), json!({}), 100));
+        let (_, _, read) = read_at("r2", &["changedSince"], Some(&known), answer);
+        reset();
+        let incremental = read
+            .unwrap()
+            .snapshot_after("p", &roots(), Some(&before), Default::default())
+            .map_err(|e| e.to_json_value());
+        // Only the listed records are checked one by one; a read that turns out not to be a
+        // mere rewrite checks them again as it validates the whole candidate.
+        let listed = changes.iter().filter(|c| c.get("record").is_some()).count() as u64;
+        let checked = count(Op::RecordChecked);
+        assert!(checked == listed || (!shared && checked <= 2 * listed), "{case}");
+        match (&incremental, &full) {
+            (Ok(incremental), Ok(full)) => {
+                assert!(same_snapshot(incremental, full), "{case}");
+                let unchanged = Arc::ptr_eq(&incremental.capabilities[1], &before.capabilities[1]);
+                assert_eq!(unchanged, shared, "{case}");
+            }
+            (Err(incremental), Err(full)) => {
+                assert!(!shared, "{case}");
+                assert_eq!(incremental, full, "{case}");
+            }
+            _ => panic!(
+                "{case}: {incremental:?} / {:?}",
+                full.as_ref().map(|s| &s.static_revision)
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_rewritten_record_s_touched_streams_are_checked_against_the_snapshot_it_gives() {
+    let (records, streams) = family();
+    let offers = ["neighbors", "changedSince"];
+    let (_, _, first) = read_at(
+        "r1",
+        &offers,
+        None,
+        store(records.clone(), streams.clone(), 100),
+    );
+    let before = built(&first.unwrap()).unwrap();
+    let known = (
+        before.source.as_deref().cloned().unwrap(),
+        before.kept.lock().unwrap().clone().unwrap(),
+    );
+    // b renamed, still a child of a: the streams of b and a are read again.
+    let b = rec("b", json!({ "parents": ["a"], "name": "B, renamed" }));
+    let after = vec![records[0].clone(), b.clone(), records[2].clone()];
+    let changes = vec![json!({ "capabilityId": "b", "record": b })];
+    let read = |streams: &Value| {
+        let answer = with_changes(
+            changes.clone(),
+            10,
+            store(after.clone(), streams.clone(), 100),
+        );
+        let (calls, next, read) = read_at("r2", &offers, Some(&known), answer);
+        assert_eq!((names(&calls).len(), next), (1 + 2 * 8, Next::Done));
+        read.unwrap()
+    };
+    let truthful = read(&streams)
+        .snapshot_after("p", &roots(), Some(&before), Default::default())
+        .unwrap();
+    let (_, _, full) = read_at(
+        "r2",
+        &offers,
+        None,
+        store(after.clone(), streams.clone(), 100),
+    );
+    assert!(same_snapshot(&truthful, &built(&full.unwrap()).unwrap()));
+    assert!(Arc::ptr_eq(
+        &truthful.capabilities[2],
+        &before.capabilities[2]
+    ));
+    // A touched stream that lies fails as it does when the whole candidate is validated.
+    let mut stale = streams.clone();
+    stale["a"] = json!({ "children": ["c"] });
+    let lying = read(&stale);
+    let e = lying
+        .snapshot_after("p", &roots(), Some(&before), Default::default())
+        .expect_err("refused");
+    let whole = lying
+        .validate_after("p", &roots(), Some(&before))
+        .err()
+        .expect("refused");
+    assert_eq!(e.to_json_value(), whole.to_json_value());
+    assert_eq!(
+        (e.code(), e.phase(), e.details().unwrap()["reason"].as_str()),
+        (
+            Code::AdapterContractInvalid,
+            Phase::Load,
+            Some("children_stream_mismatch")
+        )
+    );
+}
