@@ -634,8 +634,9 @@ impl Engine {
             for source in pending {
                 entries.push(self.publish_one(source, kept(source))?);
             }
+            // After publishing and off the caller's path: the new snapshots already serve.
             if loads {
-                crate::memory::release_free_memory();
+                crate::memory::release_free_memory_later();
             }
             let ok = entries.iter().all(|e| e.ok);
             let result = ReloadResult {

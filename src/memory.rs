@@ -11,3 +11,26 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// A trim of one thread's own is under way or about to start.
+static TRIM_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// [`release_free_memory`] on a thread of its own, so the caller does not wait for it (a trim
+/// of a large heap takes tens of milliseconds); requests made while one is pending share it.
+pub fn release_free_memory_later() {
+    use std::sync::atomic::Ordering;
+    if TRIM_PENDING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let trim = || {
+        // Cleared first: memory freed during this trim asks for one more.
+        TRIM_PENDING.store(false, Ordering::Release);
+        release_free_memory();
+    };
+    let spawned = std::thread::Builder::new()
+        .name("cg-trim".into())
+        .spawn(trim);
+    if spawned.is_err() {
+        trim();
+    }
+}
