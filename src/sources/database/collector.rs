@@ -160,9 +160,11 @@ pub(super) struct Pending {
     pub(super) cursor: Option<String>,
     pub(super) cursors: HashSet<String>,
     /// Whether the view offers `changedSince`: the records are then kept with the snapshot,
-    /// each one's span of `records` and declared relations in `spans`.
+    /// each one's span and declared relations in `spans`: of `records` (`None`), or of one of
+    /// the texts `shared` (those of the records an incremental read took unchanged).
     pub(super) keep: bool,
-    pub(super) spans: Vec<(usize, usize, u32)>,
+    pub(super) spans: Vec<(Option<u32>, usize, usize, u32)>,
+    pub(super) shared: Vec<Arc<String>>,
     /// Whether the view offers `neighbors`: an incremental read checks the streams of the
     /// capabilities the change touched.
     pub(super) offers_streams: bool,
@@ -284,7 +286,7 @@ impl Pending {
         if self.keep {
             let start = self.records.len() - record.len();
             let declared = u32::try_from(declared).unwrap_or(u32::MAX);
-            self.spans.push((start, record.len(), declared));
+            self.spans.push((None, start, record.len(), declared));
         }
     }
 
@@ -342,17 +344,21 @@ impl Pending {
             }
         };
         let mut b = 0;
+        // The records taken unchanged stay in the texts they are in, shared.
+        self.shared = base.texts.clone();
         let keep_base = |p: &mut Pending, b: usize| {
-            let (_, _, id, declared) = &base.records[b];
-            p.keep_record(base.record(b), Some(id.clone()), u64::from(*declared));
+            let r = &base.records[b];
+            p.declared += u64::from(r.declared);
+            p.ids.push(Some(r.id.clone()));
+            p.spans.push((Some(r.text), r.start, r.len, r.declared));
             p.reused.push(true);
         };
         for (id, record) in &changes.items {
-            while b < base.records.len() && base.records[b].2 < *id {
+            while b < base.records.len() && base.records[b].id < *id {
                 keep_base(self, b);
                 b += 1;
             }
-            if b < base.records.len() && base.records[b].2 == *id {
+            if b < base.records.len() && base.records[b].id == *id {
                 touch(base.record(b), false);
                 b += 1;
             }
@@ -631,6 +637,7 @@ impl ReadCollector {
             cursors: HashSet::new(),
             keep,
             spans: Vec::new(),
+            shared: Vec::new(),
             offers_streams: offers("neighbors"),
             changes,
             only: None,
@@ -864,24 +871,64 @@ impl ReadCollector {
         };
         let records = bracket(std::mem::take(&mut p.records));
         let relations = (p.edges == Edges::Scan).then(|| std::mem::take(&mut p.relations).finish());
-        let mut records = Some(records);
-        if p.keep && p.violation.is_none() && p.spans.len() == p.ids.len() {
-            let kept = p
-                .ids
-                .into_iter()
-                .zip(p.spans)
-                // Spans of the list without its opening bracket.
-                .map(|(id, (start, len, declared))| id.map(|id| (start + 1, len, id, declared)))
-                .collect::<Option<Vec<_>>>();
-            if let Some(kept) = kept {
-                let reused = p.base.is_some().then(|| std::mem::take(&mut p.reused));
-                let kept = KeptRecords {
-                    text: records.take().unwrap_or_default(),
-                    records: kept,
-                    base: p.base.take().unwrap_or_default(),
-                    reused: reused.unwrap_or_default(),
-                };
+        let own = u32::try_from(p.shared.len()).map_err(internal)?;
+        // Spans of the list without its opening bracket.
+        let spans: Vec<(u32, usize, usize, u32)> = p
+            .spans
+            .iter()
+            .map(|&(text, start, len, declared)| match text {
+                Some(t) => (t, start, len, declared),
+                None => (own, start + 1, len, declared),
+            })
+            .collect();
+        let mut texts = std::mem::take(&mut p.shared);
+        texts.push(Arc::new(records));
+        let mut kept = KeptRecords {
+            whole: texts.len() == 1,
+            texts,
+            records: Vec::new(),
+            base: p.base.take().unwrap_or_default(),
+            reused: Vec::new(),
+        };
+        let mut records = None;
+        let keeps = p.keep && p.violation.is_none() && spans.len() == p.ids.len();
+        let listed = p
+            .ids
+            .into_iter()
+            .zip(&spans)
+            .map(|(id, &(text, start, len, declared))| {
+                Some(Kept {
+                    text,
+                    start,
+                    len,
+                    id: id?,
+                    declared,
+                })
+            })
+            .collect::<Option<Vec<_>>>();
+        match listed {
+            Some(listed) if keeps => {
+                kept.records = listed;
+                if !kept.base.ptr_eq(&Weak::new()) {
+                    kept.reused = std::mem::take(&mut p.reused);
+                }
+                kept.compact();
                 self.kept.insert(p.provider_id.clone(), Arc::new(kept));
+            }
+            // Not kept: the records go as one JSON array.
+            _ if kept.whole => records = Arc::into_inner(kept.texts.remove(0)),
+            _ => {
+                kept.records = spans
+                    .iter()
+                    .map(|&(text, start, len, _)| Kept {
+                        text,
+                        start,
+                        len,
+                        id: Box::default(),
+                        declared: 0,
+                    })
+                    .collect();
+                records = Some(kept.whole_text().into_owned());
             }
         }
         self.texts
@@ -926,7 +973,8 @@ impl ReadCollector {
         for (id, head) in heads {
             let mut read: Value = serde_json::from_str(head.get()).map_err(internal)?;
             let (records, relations) = reads.texts.remove(&id).unwrap_or_default();
-            let records = records.or_else(|| reads.kept.get(&id).map(|k| k.text.clone()));
+            let records =
+                records.or_else(|| reads.kept.get(&id).map(|k| k.whole_text().into_owned()));
             let relations = match (relations, &records) {
                 // An edge names records by position, in the order read.
                 (Some(scan), Some(records)) => {

@@ -72,7 +72,7 @@ impl DatabaseRead {
         if provider != current.provider || n != current.capabilities.len() {
             return None;
         }
-        let in_place = (0..n).all(|i| current.capability(i as u32).id() == &*kept.records[i].2);
+        let in_place = (0..n).all(|i| current.capability(i as u32).id() == &*kept.records[i].id);
         if !in_place {
             return None;
         }

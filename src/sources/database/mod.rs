@@ -182,11 +182,18 @@ impl DatabaseRead {
         Some(read)
     }
 
-    /// The records as JSON text, when the read came as text.
-    fn records_text(&self) -> Option<&str> {
-        self.records
-            .as_deref()
-            .or_else(|| self.kept.as_ref().map(|k| k.text.as_str()))
+    /// Whether the read came as text (its records given apart, or kept).
+    fn has_records_text(&self) -> bool {
+        self.records.is_some() || self.kept.is_some()
+    }
+
+    /// The records as JSON text (a JSON array), when the read came as text.
+    fn records_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match (&self.records, &self.kept) {
+            (Some(text), _) => Some(std::borrow::Cow::Borrowed(text)),
+            (None, Some(kept)) => Some(kept.whole_text()),
+            (None, None) => None,
+        }
     }
 
     /// The records to keep with this read's snapshot: a later read through `changedSince`
@@ -334,14 +341,14 @@ impl DatabaseRead {
     ) -> Result<ValidatedProvider> {
         let definition = self.definition_checked()?;
         let v = &self.value;
-        let validated = match (self.records_text(), self.reusable(current)) {
-            (Some(_), Some((kept, current))) => {
+        let validated = match (self.has_records_text(), self.reusable(current)) {
+            (true, Some((kept, current))) => {
                 let texts: Vec<&str> = (0..kept.records.len()).map(|i| kept.record(i)).collect();
                 let reuse = |i: usize| {
                     if !kept.reused[i] {
                         return None;
                     }
-                    current.find(&kept.records[i].2).map(|n| current.record(n))
+                    current.find(&kept.records[i].id).map(|n| current.record(n))
                 };
                 crate::definitions::validate_provider_records(
                     definition,
@@ -351,9 +358,10 @@ impl DatabaseRead {
                     &reuse,
                 )?
             }
-            (Some(text), None) => {
+            (true, None) => {
+                let text = self.records_text().unwrap_or_default();
                 let records: Vec<&RawValue> =
-                    serde_json::from_str(text).map_err(|_| contract("capabilities_required"))?;
+                    serde_json::from_str(&text).map_err(|_| contract("capabilities_required"))?;
                 let ids: Vec<Option<Box<str>>> = records
                     .iter()
                     .map(|r| {
@@ -371,7 +379,7 @@ impl DatabaseRead {
                     &|_| None,
                 )?
             }
-            (None, _) => {
+            (false, _) => {
                 let records = definition["capabilities"]
                     .as_array()
                     .map_or(&[][..], Vec::as_slice);
