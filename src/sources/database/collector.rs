@@ -24,22 +24,27 @@ pub(super) struct Changes {
     pub(super) items: Vec<(Box<str>, Option<String>)>,
 }
 
-/// The local IDs of the relations a record declares (string entries, or `{ capabilityId }`).
-pub(super) fn targets(head: &RecordHead) -> Vec<String> {
-    [head.parents, head.specializes, head.related, head.requires]
-        .into_iter()
-        .flatten()
-        .filter_map(|raw| serde_json::from_str::<Vec<Value>>(raw.get()).ok())
-        .flatten()
-        .filter_map(|t| match t {
-            Value::String(id) => Some(id),
-            Value::Object(mut m) => match m.remove("capabilityId") {
-                Some(Value::String(id)) => Some(id),
+/// The local IDs of the relations a record declares (string entries, or `{ capabilityId }`),
+/// by relation (parents, specializes, related, requires); none for a record that is no JSON
+/// object.
+pub(super) fn targets(record: &str) -> [HashSet<String>; 4] {
+    let Ok(head) = serde_json::from_str::<RecordHead>(record) else {
+        return Default::default();
+    };
+    [head.parents, head.specializes, head.related, head.requires].map(|list| {
+        list.and_then(|raw| serde_json::from_str::<Vec<Value>>(raw.get()).ok())
+            .into_iter()
+            .flatten()
+            .filter_map(|t| match t {
+                Value::String(id) => Some(id),
+                Value::Object(mut m) => match m.remove("capabilityId") {
+                    Some(Value::String(id)) => Some(id),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        })
-        .collect()
+            })
+            .collect()
+    })
 }
 
 /// The items a page is asked for (`limit`); a page holding more breaks the page rules.
@@ -327,20 +332,26 @@ impl Pending {
 
     /// Applies the changes to the records they were asked against: the records read now are
     /// those a full read would give, in ID order. The capabilities a change touched (a changed
-    /// or added one, and those its relations, old or new, name) have their streams read, when
-    /// the view has them.
+    /// or added one, and those whose lists it changes: named by one of its relations before and
+    /// not after, or after and not before) have their streams read, when the view has them.
     pub(super) fn apply_changes(&mut self) -> Result<()> {
         let Some(changes) = self.changes.take() else {
             return Err(GraphError::new(Code::Internal));
         };
         let base = &changes.base;
         let mut touched: HashSet<String> = HashSet::new();
-        let mut touch = |record: &str, own: bool| {
-            if let Ok(head) = serde_json::from_str::<RecordHead>(record) {
-                touched.extend(targets(&head));
-                if own {
-                    touched.extend(head.capability_id.as_str().map(str::to_owned));
-                }
+        // A capability named the same way before and after keeps its lists: only the
+        // differences are touched.
+        let mut touch = |before: Option<&str>, after: Option<&str>, id: &str| {
+            let (before, after) = (before.map(targets), after.map(targets));
+            for r in 0..4 {
+                let empty = HashSet::new();
+                let old = before.as_ref().map_or(&empty, |t| &t[r]);
+                let new = after.as_ref().map_or(&empty, |t| &t[r]);
+                touched.extend(old.symmetric_difference(new).cloned());
+            }
+            if after.is_some() {
+                touched.insert(id.to_owned());
             }
         };
         let mut b = 0;
@@ -358,13 +369,13 @@ impl Pending {
                 keep_base(self, b);
                 b += 1;
             }
-            if b < base.records.len() && base.records[b].id == *id {
-                touch(base.record(b), false);
+            let before = (b < base.records.len() && base.records[b].id == *id).then(|| {
                 b += 1;
-            }
+                base.record(b - 1)
+            });
+            touch(before, record.as_deref(), id);
             if let Some(record) = record {
                 self.changed.get_or_insert_with(Vec::new).push(id.clone());
-                touch(record, true);
                 let declared =
                     serde_json::from_str::<RecordHead>(record).map_or(0, |h| h.declared());
                 self.keep_record(record, Some(id.clone()), declared);
