@@ -1117,7 +1117,7 @@ export interface DatabaseReadView {
   /** Every edge of the eight streams at once, by `from` in ID order, then `kind` in the order of
    *  `parents`, `children`, `specializes`, `specializedBy`, `related`, `relatedBy`, `requires`,
    *  `requiredBy`, then `to` in ID order; checked as the streams would be. Asked for pages of up
-   *  to 5,000 items. */
+   *  to 10,000 items and 1 MiB. */
   scanRelations?: ((page: DatabasePageRequest & { maxBytes: number }) => DatabasePage<DatabaseRelation> | Promise<DatabasePage<DatabaseRelation>>) | undefined;
   /** What changed since `sourceRevision` (the revision the current snapshot was read from): every
    *  capability written or removed since, once, in strictly increasing `capabilityId` order, or

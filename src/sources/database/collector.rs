@@ -52,10 +52,15 @@ pub const PAGE_LIMIT: usize = 100;
 /// The items a page of the capability records or of the changes is asked for: the byte
 /// budget of a page (`maxBytes`) is what bounds it, so a scan takes few round trips.
 pub const SCAN_PAGE_LIMIT: usize = 1_000;
-/// The items a page of the bulk relation scan is asked for: its items are small.
-pub const RELATION_PAGE_LIMIT: usize = 5_000;
+/// The items a page of the bulk relation scan is asked for: its items are small (some 90
+/// bytes of JSON), and every page costs the database a query and the JS layer a hand-over
+/// however few items it holds.
+pub const RELATION_PAGE_LIMIT: usize = 10_000;
 /// The bytes of JSON a scan page is asked for at most (`maxBytes`).
 pub const PAGE_MAX_BYTES: u64 = 262_144;
+/// The bytes of JSON a page of the bulk relation scan is asked for at most (`maxBytes`): room
+/// for [`RELATION_PAGE_LIMIT`] items of IDs of some 40 characters.
+pub const RELATION_PAGE_MAX_BYTES: u64 = 1_048_576;
 
 /// The reads of one open or reload, gathered page by page as the JS layer receives them from
 /// each database authority's adapter: the JS layer never holds more than one page. The
@@ -488,7 +493,7 @@ impl Pending {
                 ("scanCapabilities", Vec::new())
             }
             List::Relations => {
-                page.insert("maxBytes".into(), PAGE_MAX_BYTES.into());
+                page.insert("maxBytes".into(), RELATION_PAGE_MAX_BYTES.into());
                 ("scanRelations", Vec::new())
             }
             List::Changes => {
@@ -691,27 +696,34 @@ impl ReadCollector {
         if self.reading_vectors() {
             return self.vectors_page(page, items_json);
         }
-        let mut page: WirePage = serde_json::from_str(page).map_err(internal)?;
-        if let Some(json) = items_json {
-            if page.items.is_some() {
+        let page: WirePage = serde_json::from_str(page).map_err(internal)?;
+        // Text given as one array is parsed into its items once, which also proves it JSON.
+        let given = match items_json {
+            Some(_) if page.items.is_some() => {
                 return self
                     .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
             }
-            // Scanning a value as raw text lets an escaped lone surrogate through, which no
-            // walked item can hold: text with escapes is parsed whole once.
-            let escapes = json.contains("\\u");
-            page.items = serde_json::from_str::<&RawValue>(json)
-                .ok()
-                .filter(|_| !escapes || serde_json::from_str::<Value>(json).is_ok());
-            if page.items.is_none() {
-                return self
-                    .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
+            Some(json) => {
+                // Scanning a value as raw text lets an escaped lone surrogate through, which no
+                // walked item can hold: text with escapes is parsed whole once.
+                let escapes = json.contains("\\u");
+                let items = serde_json::from_str::<Vec<&RawValue>>(json)
+                    .ok()
+                    .filter(|_| !escapes || serde_json::from_str::<Value>(json).is_ok());
+                if items.is_none() {
+                    return self.stop(
+                        serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }),
+                    );
+                }
+                items
             }
-        }
+            None => None,
+        };
         if let Some(unknown) = &page.unknown {
             let p = self.pending()?;
             let first = p.list == Some(List::Changes) && p.listed == 0 && p.cursor.is_none();
-            if *unknown == Value::Bool(true) && first && page.items.is_none() {
+            let no_items = given.is_none() && page.items.is_none();
+            if *unknown == Value::Bool(true) && first && no_items {
                 // The view cannot tell what changed: the provider is read whole.
                 p.changes = None;
                 p.list = Some(List::Scan);
@@ -722,10 +734,10 @@ impl ReadCollector {
                     .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
             }
         }
-        let Some(items) = page
-            .items
-            .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok())
-        else {
+        let Some(items) = given.or_else(|| {
+            page.items
+                .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok())
+        }) else {
             return self.stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }));
         };
         let (max_records, max_bytes) = (self.max_records, self.max_bytes);

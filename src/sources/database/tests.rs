@@ -479,7 +479,7 @@ fn edges_come_from_the_bulk_scan_the_streams_or_the_records_by_what_the_view_off
     assert_eq!(names(&calls), expected);
     assert_eq!(
         calls[2],
-        json!({ "call": "scanRelations", "args": [{ "limit": RELATION_PAGE_LIMIT, "maxBytes": PAGE_MAX_BYTES }] })
+        json!({ "call": "scanRelations", "args": [{ "limit": RELATION_PAGE_LIMIT, "maxBytes": RELATION_PAGE_MAX_BYTES }] })
     );
     assert_eq!(calls[3]["args"][0]["cursor"], "2");
     // Without it, every stream of every record; with neither, the records only.
@@ -1123,6 +1123,85 @@ fn a_bulk_scan_read_as_text_is_compared_item_by_item_and_any_doubt_goes_the_long
         "p",
         &format!("{} x", text(&scan))
     ));
+}
+
+/// Records with every relation kind, some capabilities named by several others.
+fn web() -> Vec<Value> {
+    vec![
+        rec("a", json!({})),
+        rec("a.b", json!({ "parents": ["a"], "related": ["c"] })),
+        rec(
+            "ab",
+            json!({ "specializes": ["a"], "requires": ["c", "a.b"] }),
+        ),
+        rec("c", json!({ "parents": ["a"], "related": ["a.b", "ab"] })),
+        rec(
+            "d",
+            json!({ "specializes": ["c"], "requires": ["a", "ab", "c"] }),
+        ),
+    ]
+}
+
+#[test]
+fn a_bulk_scan_as_text_is_the_declared_edges_however_it_is_spaced_and_nothing_else() {
+    let records = web();
+    let v = validate_provider(
+        &json!({ "providerId": "p", "name": "P", "version": "1", "capabilities": records }),
+        Some("p"),
+        &roots(),
+    )
+    .unwrap();
+    let expected = expected_lists(&v, &vec![true; v.capabilities.len()]);
+    let id = |i: usize| v.capabilities[i].texts.capability_id();
+    let items: Vec<Value> = (0..v.capabilities.len())
+        .flat_map(|i| (0..8).map(move |k| (i, k)))
+        .flat_map(|(i, k)| {
+            expected[i][k]
+                .iter()
+                .map(move |&t| json!({ "from": id(i), "kind": Kind::ALL[k].as_str(), "to": id(t as usize) }))
+        })
+        .collect();
+    let printed = json!(items).to_string();
+    assert!(printed.starts_with(r#"[{"from":"a","kind":"children","to":"a.b"},"#));
+    assert!(relations_text_as_declared(&v, "p", &printed));
+    // The same items spaced, in another key order, or with qualified endpoints.
+    let spaced = serde_json::to_string_pretty(&items).unwrap();
+    let reordered = printed.replace(
+        r#"{"from":"a","kind":"children","to":"a.b"}"#,
+        r#"{"to":"a.b","kind":"children","from":"a"}"#,
+    );
+    let qualified = printed.replacen(
+        r#""to":"a.b""#,
+        r#""to":{"providerId":"p","capabilityId":"a.b"}"#,
+        1,
+    );
+    for text in [&spaced, &reordered, &qualified] {
+        assert_ne!(text, &printed);
+        assert!(relations_text_as_declared(&v, "p", text), "{text}");
+    }
+    // A difference, printed alike, is none of the declared edges: an endpoint one ID is a
+    // prefix of ("a" of "a.b", "ab"), one edge left out, one more, two swapped, one given twice.
+    let mut swapped = items.clone();
+    swapped.swap(0, 1);
+    let mut twice = items.clone();
+    twice.insert(1, items[0].clone());
+    let mut extra = items.clone();
+    extra.push(json!({ "from": "d", "kind": "requiredBy", "to": "a" }));
+    let prefix = printed.replacen(r#""to":"a.b""#, r#""to":"a""#, 1);
+    for text in [
+        prefix,
+        json!(items[1..]).to_string(),
+        json!(items[..items.len() - 1]).to_string(),
+        json!(extra).to_string(),
+        json!(swapped).to_string(),
+        json!(twice).to_string(),
+        format!("{printed} "),
+        printed.replacen('[', "[ ", 1),
+        String::from("[]"),
+    ] {
+        let same = text.replace(' ', "") == printed;
+        assert_eq!(relations_text_as_declared(&v, "p", &text), same, "{text}");
+    }
 }
 
 #[test]
