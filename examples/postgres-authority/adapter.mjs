@@ -14,8 +14,6 @@ const INVERSE = { children: 'parents', specializedBy: 'specializes', relatedBy: 
 const FORWARD = new Set(Object.values(INVERSE));
 /** The eight kinds in the engine's order: the bulk relation scan lists edges by capability, then kind, then endpoint. */
 const KIND_ORDER = ['parents', 'children', 'specializes', 'specializedBy', 'related', 'relatedBy', 'requires', 'requiredBy'];
-/** KIND_ORDER as an SQL array (indexed from 1). */
-const KINDS_SQL = `ARRAY[${KIND_ORDER.map((k) => `'${k}'`).join(', ')}]`;
 /** The channel publish() notifies with the provider ID when its commit changed a provider. */
 export const CHANNEL = 'cg_provider_changed';
 
@@ -98,6 +96,10 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
   let after;
   // The records scanCapabilities served, and their JSON's length.
   const served = { records: 0, chars: 0 };
+  // The relation page after the one last served, asked for already: { key, page }; and the
+  // bytes of an item on the last page, which sizes the next.
+  let ahead;
+  let itemBytes;
   // A released client may already serve someone else; never query through it again.
   const query = (sql, params) => {
     if (closed) throw new Error('view closed');
@@ -136,35 +138,20 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
       return more ? { itemsJson, nextCursor: last } : { itemsJson };
     },
 
-    // Every edge in the engine's order, forward rows by source and inverse rows by target,
-    // each half one index range from the cursor (the last edge served, as JSON), merged; cut
-    // at maxBytes and joined into one JSON text by PostgreSQL, as the records are.
+    // Every edge in the engine's order (relationPage); the next page is asked for as soon as
+    // one is served, so the database prints it while the engine takes this one.
     async scanRelations({ limit, maxBytes, cursor }) {
-      const after = cursor === undefined ? null : JSON.parse(cursor);
-      const from = (a, o, b) => (after ? `AND (${a}, ${o}, ${b}) > ($4, $5::smallint, $6)` : '');
-      const { rows } = await query(
-        `SELECT '[' || string_agg(json, ',' ORDER BY k) FILTER (WHERE fits) || ']' AS items,
-                (array_agg(json_build_array(a, o, b)::text ORDER BY k DESC) FILTER (WHERE fits))[1] AS last,
-                count(*) > count(*) FILTER (WHERE fits) AS more
-           FROM (SELECT a, o, b, json, k, k = 1 OR (k <= $2 AND bytes <= $3) AS fits
-                   FROM (SELECT a, o, b, json, row_number() OVER w AS k, sum(octet_length(json)) OVER w AS bytes
-                           FROM (SELECT a, o, b,
-                                        '{"from":' || to_json(a)::text || ',"kind":"' || (${KINDS_SQL})[o + 1]
-                                          || '","to":' || to_json(b)::text || '}' AS json
-                                   FROM ((SELECT from_id AS a, cg_kind_order(kind) AS o, to_id AS b FROM cg_relations
-                                           WHERE provider_id = $1 ${from('from_id', 'cg_kind_order(kind)', 'to_id')}
-                                           ORDER BY 1, 2, 3 LIMIT $2 + 1)
-                                         UNION ALL
-                                         (SELECT to_id, cg_kind_order(kind) + 1, from_id FROM cg_relations
-                                           WHERE provider_id = $1 ${from('to_id', 'cg_kind_order(kind) + 1', 'from_id')}
-                                           ORDER BY 1, 2, 3 LIMIT $2 + 1)
-                                         ORDER BY 1, 2, 3 LIMIT $2 + 1) AS e) AS r
-                         WINDOW w AS (ORDER BY a, o, b)) AS s) AS t`,
-        after ? [providerId, limit, maxBytes, ...after] : [providerId, limit, maxBytes],
-      );
-      const [{ items, last, more }] = rows;
-      const itemsJson = items ?? '[]';
-      return more ? { itemsJson, nextCursor: last } : { itemsJson };
+      const key = JSON.stringify([limit, maxBytes, cursor ?? null]);
+      const page = ahead?.key === key ? ahead.page : relationPage(query, providerId, { limit, maxBytes, cursor }, itemBytes);
+      ahead = undefined;
+      const { itemsJson, nextCursor, itemBytes: bytes } = await page;
+      itemBytes = bytes;
+      if (nextCursor !== undefined) {
+        const next = relationPage(query, providerId, { limit, maxBytes, cursor: nextCursor }, itemBytes);
+        next.catch(() => {}); // a page never asked for fails nobody
+        ahead = { key: JSON.stringify([limit, maxBytes, nextCursor]), page: next };
+      }
+      return nextCursor === undefined ? { itemsJson } : { itemsJson, nextCursor };
     },
 
     // What changed since the host's revision: the capabilities the log names after it, each
@@ -213,7 +200,7 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
       const inverse = Object.hasOwn(INVERSE, kind);
       if (!inverse && !FORWARD.has(kind)) throw new Error(`unknown neighbour kind ${kind}`);
       // One range of the index the bulk scan walks for this half (forward or inverse rows).
-      const [self, other, order] = inverse ? ['to_id', 'from_id', 'cg_kind_order(kind) + 1'] : ['from_id', 'to_id', 'cg_kind_order(kind)'];
+      const [self, other, order] = inverse ? ['to_id', 'from_id', 'inverse_order'] : ['from_id', 'to_id', 'kind_order'];
       const { rows } = await query(
         `SELECT ${other} AS id FROM cg_relations
           WHERE provider_id = $1 AND ${self} = $3 AND ${order} = $2
@@ -244,6 +231,61 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
   if (edges === 'records') delete view.neighbors;
   if (!changedSince) delete view.changedSince;
   return view;
+}
+
+/** The eight kinds in the engine's order as a PostgreSQL array, indexed by kind order + 1. */
+const KIND_NAMES = `{${KIND_ORDER.join(',')}}`;
+
+/** The rows of a relation page, from the cursor (the last edge served) in the engine's order:
+ *  forward rows by source and inverse rows by target, one index range of each, merged. The
+ *  filters stay outside the UNION, so PostgreSQL merges the two ordered ranges instead of
+ *  sorting them; `json` is each row's item as compact JSON. */
+const RELATION_ROWS = (after) => `
+  SELECT '{"from":' || to_json(a) || ',"kind":"' || ($3::text[])[o + 1] || '","to":' || to_json(b) || '}' AS json
+    FROM (SELECT provider_id AS p, from_id AS a, kind_order AS o, to_id AS b FROM cg_relations
+          UNION ALL
+          SELECT provider_id, to_id, inverse_order, from_id FROM cg_relations) AS edges
+   WHERE p = $1 ${after ? 'AND (a, o, b) > ($5, $6::smallint, $7)' : ''}
+   ORDER BY a, o, b LIMIT $2::int`;
+
+/**
+ * A page of the bulk relation scan, printed by PostgreSQL as one JSON text: no row reaches
+ * JavaScript. The page is its first `limit` items, or as many as `maxBytes` holds at the
+ * `itemBytes` of the last page, when they fit `maxBytes`; else (longer items than the last
+ * page's) the items up to `maxBytes` (a lone larger one still goes, for the engine to judge),
+ * counted by a second query. The aggregates read the rows in the order the merge gives them
+ * (neither sorts again). A page of all the rows asked for has a cursor, possibly before an
+ * empty last page; the cursor is the page's last item as printed: `{"` starts an item and
+ * nothing inside one (a string escapes its quotes), so the last item is the text from the
+ * last `{"from":`. Resolves to `{ itemsJson, nextCursor?, itemBytes }`.
+ */
+async function relationPage(query, providerId, { limit, maxBytes, cursor }, itemBytes) {
+  const after = cursor === undefined ? null : JSON.parse(cursor);
+  const rows = Math.max(1, Math.min(limit, itemBytes ? Math.floor((0.9 * maxBytes) / itemBytes) : limit));
+  const params = [providerId, rows, KIND_NAMES, maxBytes, ...(after ? [after.from, KIND_ORDER.indexOf(after.kind), after.to] : [])];
+  const listed = await query(
+    `SELECT coalesce(string_agg(json, ','), '') AS items, count(*)::int AS n,
+            coalesce(sum(octet_length(json)), 0)::bigint AS bytes, sum(octet_length(json)) > $4::bigint AS over
+       FROM (${RELATION_ROWS(after)}) AS listed`,
+    params,
+  );
+  let [{ items, n, bytes, over }] = listed.rows;
+  let more = n === rows;
+  if (over && n > 1) {
+    const sized = await query(
+      `SELECT coalesce(string_agg(json, ','), '') AS items, count(*)::int AS n, coalesce(sum(octet_length(json)), 0)::bigint AS bytes
+         FROM (SELECT json, row_number() OVER w AS n, sum(octet_length(json)) OVER w AS through
+                 FROM (${RELATION_ROWS(after)}) AS listed
+               WINDOW w AS (ROWS UNBOUNDED PRECEDING)) AS sized
+        WHERE n = 1 OR through <= $4::bigint`,
+      params,
+    );
+    ({ items, n, bytes } = sized.rows[0]);
+    more = true; // cut short by maxBytes
+  }
+  const itemsJson = `[${items}]`;
+  const page = { itemsJson, itemBytes: n > 0 ? Number(bytes) / n : itemBytes };
+  return more ? { ...page, nextCursor: items.slice(items.lastIndexOf('{"from":')) } : page;
 }
 
 const page = (items, more, last) => (more ? { items, nextCursor: last } : { items });

@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS cg_capabilities (
 CREATE OR REPLACE FUNCTION cg_content_hash(record jsonb) RETURNS text LANGUAGE sql STABLE
   AS $$ SELECT encode(sha256(convert_to(record::text, 'UTF8')), 'hex') $$;
 
+-- The position of a kind in the engine's order of the eight (parents, children, specializes,
+-- specializedBy, related, relatedBy, requires, requiredBy): a forward row's, its inverse's + 1.
+CREATE OR REPLACE FUNCTION cg_kind_order(kind text) RETURNS smallint LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (CASE kind WHEN 'parents' THEN 0 WHEN 'specializes' THEN 2 WHEN 'related' THEN 4 WHEN 'requires' THEN 6 END)::smallint $$;
+
 -- The declared relations, one row per edge, so neighbours are an indexed lookup in either
 -- direction. Rows are derived from the records by the trigger below, never written by hand:
 -- the engine rejects a view whose relation streams disagree with its records.
@@ -43,29 +48,37 @@ CREATE OR REPLACE FUNCTION cg_content_hash(record jsonb) RETURNS text LANGUAGE s
 -- every row written would cost a publish as much again. No key on to_id either: a dangling
 -- endpoint is the engine's to report, with the record's name.
 CREATE TABLE IF NOT EXISTS cg_relations (
-  provider_id text COLLATE "C" NOT NULL,
-  from_id     text COLLATE "C" NOT NULL,
-  kind        text NOT NULL CHECK (kind IN ('parents', 'specializes', 'related', 'requires')),
-  to_id       text COLLATE "C" NOT NULL
+  provider_id   text COLLATE "C" NOT NULL,
+  from_id       text COLLATE "C" NOT NULL,
+  kind          text NOT NULL CHECK (kind IN ('parents', 'specializes', 'related', 'requires')),
+  to_id         text COLLATE "C" NOT NULL,
+  -- The row's place in the engine's order of kinds, as its source's edge and as its target's
+  -- (inverse) edge: stored, so the indexes below hold every column a scan reads (index-only
+  -- scans) and both halves of the bulk scan order by plain smallint columns, which PostgreSQL
+  -- merges without a sort.
+  kind_order    smallint GENERATED ALWAYS AS (cg_kind_order(kind)) STORED,
+  inverse_order smallint GENERATED ALWAYS AS (cg_kind_order(kind) + 1) STORED
 );
--- Earlier versions of this schema had a foreign key and a primary key besides the indexes.
+-- Earlier versions of this schema had a foreign key and a primary key besides the indexes,
+-- and no stored kind order (adding it rewrites the table once).
 ALTER TABLE cg_relations DROP CONSTRAINT IF EXISTS cg_relations_provider_id_from_id_fkey;
 ALTER TABLE cg_relations DROP CONSTRAINT IF EXISTS cg_relations_pkey;
+ALTER TABLE cg_relations
+  ADD COLUMN IF NOT EXISTS kind_order smallint GENERATED ALWAYS AS (cg_kind_order(kind)) STORED,
+  ADD COLUMN IF NOT EXISTS inverse_order smallint GENERATED ALWAYS AS (cg_kind_order(kind) + 1) STORED;
 
--- The position of a kind in the engine's order of the eight (parents, children, specializes,
--- specializedBy, related, relatedBy, requires, requiredBy): a forward row's, its inverse's + 1.
-CREATE OR REPLACE FUNCTION cg_kind_order(kind text) RETURNS smallint LANGUAGE sql IMMUTABLE
-  AS $$ SELECT (CASE kind WHEN 'parents' THEN 0 WHEN 'specializes' THEN 2 WHEN 'related' THEN 4 WHEN 'requires' THEN 6 END)::smallint $$;
 -- Every edge by (capability, kind, endpoint) in the engine's order: forward rows by their
 -- source, inverse rows (children, specializedBy, relatedBy, requiredBy) by their target. The
 -- bulk relation scan merges one range of each; a neighbour stream is one range of one. The
--- forward index, unique (an edge once), also serves a capability's own rows, whatever their
+-- source index, unique (an edge once), also serves a capability's own rows, whatever their
 -- kind, which the triggers below replace on every write and remove with the capability:
 -- without it each of those scans every relation of the provider, and publishing or removing n
 -- capabilities costs n².
-CREATE UNIQUE INDEX IF NOT EXISTS cg_relations_forward ON cg_relations (provider_id, from_id, cg_kind_order(kind), to_id);
-CREATE INDEX IF NOT EXISTS cg_relations_scan_inverse ON cg_relations (provider_id, to_id, (cg_kind_order(kind) + 1), from_id);
+CREATE UNIQUE INDEX IF NOT EXISTS cg_relations_by_source ON cg_relations (provider_id, from_id, kind_order, to_id);
+CREATE INDEX IF NOT EXISTS cg_relations_by_target ON cg_relations (provider_id, to_id, inverse_order, from_id);
 -- Indexes of earlier versions of this schema, which the two above replace.
+DROP INDEX IF EXISTS cg_relations_forward;
+DROP INDEX IF EXISTS cg_relations_scan_inverse;
 DROP INDEX IF EXISTS cg_relations_scan_forward;
 DROP INDEX IF EXISTS cg_relations_inverse;
 DROP INDEX IF EXISTS cg_relations_from;
