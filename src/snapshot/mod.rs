@@ -264,6 +264,14 @@ impl PartialEq for DocumentRoots {
     }
 }
 
+/// A record an incremental read rewrote in place: its node, the record, and its declared
+/// relation lists (parents, specializes, related, requires) as nodes.
+pub type ReplacedRecord = (
+    u32,
+    crate::definitions::model::CapabilityRecord,
+    [Vec<u32>; 4],
+);
+
 /// A validated provider as one immutable value; queries hold it through an `Arc`.
 #[derive(Debug)]
 pub struct ProviderSnapshot {
@@ -368,11 +376,7 @@ impl ProviderSnapshot {
     pub fn replaced(
         &self,
         provider: ProviderRecord,
-        changed: Vec<(
-            u32,
-            crate::definitions::model::CapabilityRecord,
-            [Vec<u32>; 4],
-        )>,
+        changed: Vec<ReplacedRecord>,
         roots: DocumentRoots,
     ) -> ProviderSnapshot {
         let n = self.capabilities.len();
@@ -399,16 +403,7 @@ impl ProviderSnapshot {
 
     /// The declared relation list `r` (parents, specializes, related, requires) of `node` once
     /// `changed` (see [`ProviderSnapshot::replaced`]) replaced its records.
-    pub fn declared<'a>(
-        &'a self,
-        changed: &'a [(
-            u32,
-            crate::definitions::model::CapabilityRecord,
-            [Vec<u32>; 4],
-        )],
-        node: u32,
-        r: usize,
-    ) -> &'a [u32] {
+    pub fn declared<'a>(&'a self, changed: &'a [ReplacedRecord], node: u32, r: usize) -> &'a [u32] {
         const KINDS: [Kind; 4] = [
             Kind::Parents,
             Kind::Specializes,

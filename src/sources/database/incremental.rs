@@ -6,13 +6,13 @@
 
 use super::*;
 use crate::definitions::graph::find_cycle;
-use crate::definitions::model::{CapabilityRecord, ProviderRecord, Relation};
+use crate::definitions::model::{ProviderRecord, Relation};
 
 /// What an incremental read changes in the current snapshot: its provider record and, by node
 /// in increasing order, each rewritten record with its declared relation lists as nodes.
 pub struct Replacement {
     pub provider: ProviderRecord,
-    pub changed: Vec<(u32, CapabilityRecord, [Vec<u32>; 4])>,
+    pub changed: Vec<crate::snapshot::ReplacedRecord>,
 }
 
 impl DatabaseRead {
