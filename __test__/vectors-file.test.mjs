@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, semanticExecutor } from '@devcodex/capability-graph';
@@ -13,22 +13,7 @@ import { projectWithoutModel, repoRoot } from './helpers.mjs';
 const STATS = Symbol.for('capability-graph.stats');
 
 // The same embedder in the CLI's process (as a module the config names) and in this one.
-const EMBEDDER_SOURCE = `
-export function vectors(texts, dimensions) {
-  const out = new Float32Array(texts.length * dimensions);
-  texts.forEach((t, i) => {
-    for (const w of t.toLowerCase().split(/[^a-z0-9]+/)) {
-      if (w.length < 3) continue;
-      let h = 7;
-      for (const c of w) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-      out[i * dimensions + (h % dimensions)] += 1;
-    }
-    out[i * dimensions] += 0.01;
-  });
-  return out;
-}
-export default { id: 'words-test', dimensions: 16, embed: (texts) => vectors(texts, 16) };
-`;
+const EMBEDDER = path.join(repoRoot, '__test__', 'fixtures', 'words-embedder.mjs');
 
 function capability(i, extra = {}) {
   return {
@@ -49,7 +34,7 @@ function project(n) {
   mkdirSync(path.join(root, 'capabilities'), { recursive: true });
   writeFileSync(path.join(root, 'provider.json'), JSON.stringify({ providerId: 'acme', name: 'Acme', version: '1' }));
   for (let i = 0; i < n; i++) writeFileSync(path.join(root, 'capabilities', `c${i}.json`), JSON.stringify(capability(i)));
-  writeFileSync(path.join(dir, 'embedder.mjs'), EMBEDDER_SOURCE);
+  copyFileSync(EMBEDDER, path.join(dir, 'embedder.mjs'));
   writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ providers: [], executor: { kind: 'semantic', embedder: './embedder.mjs' } }));
   const cli = (...args) => {
     const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), ...args], { cwd: dir, encoding: 'utf8' });
@@ -59,7 +44,7 @@ function project(n) {
 }
 
 async function counting() {
-  const { default: base, vectors } = await import(`data:text/javascript,${encodeURIComponent(EMBEDDER_SOURCE)}`);
+  const { default: base, vectors } = await import('./fixtures/words-embedder.mjs');
   const calls = [];
   return { id: base.id, dimensions: base.dimensions, calls, embed: (texts) => (calls.push(...texts), vectors(texts, base.dimensions)) };
 }

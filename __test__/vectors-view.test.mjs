@@ -5,29 +5,15 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, readVectorsFile, semanticExecutor } from '@devcodex/capability-graph';
 import { rejectsWith, repoRoot, throwsWith } from './helpers.mjs';
+import { vectors } from './fixtures/words-embedder.mjs';
 
-const EMBEDDER_SOURCE = `
-export function vectors(texts, dimensions) {
-  const out = new Float32Array(texts.length * dimensions);
-  texts.forEach((t, i) => {
-    for (const w of t.toLowerCase().split(/[^a-z0-9]+/)) {
-      if (w.length < 3) continue;
-      let h = 7;
-      for (const c of w) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-      out[i * dimensions + (h % dimensions)] += 1;
-    }
-    out[i * dimensions] += 0.01;
-  });
-  return out;
-}
-export default { id: process.env.CG_TEST_MODEL ?? 'words-test', dimensions: 16, embed: (texts) => vectors(texts, 16) };
-`;
-const { vectors } = await import(`data:text/javascript,${encodeURIComponent(EMBEDDER_SOURCE)}`);
+/** The embedder module the CLI loads, the one this process embeds with. */
+const EMBEDDER = path.join(repoRoot, '__test__', 'fixtures', 'words-embedder.mjs');
 const INTENT = 'handles job number 3';
 const N = 24;
 
@@ -57,7 +43,7 @@ function entriesFor(records, model = 'words-test') {
     mkdirSync(path.join(root, 'capabilities'), { recursive: true });
     writeFileSync(path.join(root, 'provider.json'), JSON.stringify(PROVIDER));
     records.forEach((r, i) => writeFileSync(path.join(root, 'capabilities', `c${i}.json`), JSON.stringify(r)));
-    writeFileSync(path.join(dir, 'embedder.mjs'), EMBEDDER_SOURCE);
+    copyFileSync(EMBEDDER, path.join(dir, 'embedder.mjs'));
     writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ providers: [], executor: { kind: 'semantic', embedder: './embedder.mjs' } }));
     const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), 'embed', 'acme', '--config', 'config.json', '--json'], {
       cwd: dir,
