@@ -90,6 +90,36 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk', chan
 const MAX_CHANGES = 10_000;
 
 /** A view of `providerId` on `client`, whose transaction it commits at close() when `own`. */
+/**
+ * One keyset page of `scanCapabilities`: the cursor is the last ID served, so a page costs one
+ * index range scan however deep the walk goes, and one extra row tells whether another page
+ * exists. PostgreSQL cuts the page at maxBytes and joins its records into the one JSON text the
+ * engine parses: the page reaches JavaScript as a single string, never as a row per record.
+ * Past the first page, only about as many rows as the byte budget takes are asked for (from the
+ * records `served` so far, which this counts): the rows of a page that do not fit would be
+ * printed only to be asked for again.
+ */
+async function recordPage(query, providerId, { limit, maxBytes, cursor }, served) {
+  const ask = served.records === 0 ? limit : Math.ceil((maxBytes / served.chars) * served.records * 1.25);
+  const { rows } = await query(
+    `SELECT '[' || string_agg(json, ',' ORDER BY k) FILTER (WHERE fits) || ']' AS items,
+            max(id) FILTER (WHERE fits) AS last, count(*) > count(*) FILTER (WHERE fits) AS more,
+            count(*) FILTER (WHERE fits) AS n
+       FROM (SELECT id, json, k, k = 1 OR (k <= $3 AND bytes <= $4) AS fits
+               FROM (SELECT id, json, row_number() OVER w AS k, sum(octet_length(json)) OVER w AS bytes
+                       FROM (SELECT capability_id AS id, record::text AS json FROM cg_capabilities
+                              WHERE provider_id = $1 AND ($2::text IS NULL OR capability_id > $2 COLLATE "C")
+                              ORDER BY capability_id COLLATE "C" LIMIT $3 + 1) AS r
+                     WINDOW w AS (ORDER BY id)) AS s) AS t`,
+    [providerId, cursor ?? null, Math.max(1, Math.min(limit, ask)), maxBytes],
+  );
+  const [{ items, last, more, n }] = rows;
+  const itemsJson = items ?? '[]';
+  served.records += Number(n);
+  served.chars += itemsJson.length;
+  return more ? { itemsJson, nextCursor: last } : { itemsJson };
+}
+
 function openedView(client, providerId, { record, revision }, { knowledgeRootDir, edges, changedSince, own }) {
   let closed = false;
   // The change log position of the host's revision, once looked up (changedSince).
@@ -100,6 +130,8 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
   // bytes of an item on the last page, which sizes the next.
   let ahead;
   let itemBytes;
+  // The same for the record scan: { key, page }.
+  let recordsAhead;
   // A released client may already serve someone else; never query through it again.
   const query = (sql, params) => {
     if (closed) throw new Error('view closed');
@@ -110,32 +142,19 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
     sourceRevision: revision ?? '',
     ...(knowledgeRootDir !== undefined ? { knowledgeRootDir } : {}),
 
-    // Keyset pages: the cursor is the last ID served, so a page costs one index range scan
-    // however deep the walk goes. One extra row tells whether another page exists.
-    // PostgreSQL cuts the page at maxBytes and joins its records into the one JSON text the
-    // engine parses: the page reaches JavaScript as a single string, never as a row per record.
-    // Past the first page, only about as many rows as the byte budget takes are asked for (from
-    // the records served so far): the rows of a page that do not fit would be printed only to
-    // be asked for again.
+    // Keyset pages of the records in ID order (recordPage).
     async scanCapabilities({ limit, maxBytes, cursor }) {
-      const ask = served.records === 0 ? limit : Math.ceil((maxBytes / served.chars) * served.records * 1.25);
-      const { rows } = await query(
-        `SELECT '[' || string_agg(json, ',' ORDER BY k) FILTER (WHERE fits) || ']' AS items,
-                max(id) FILTER (WHERE fits) AS last, count(*) > count(*) FILTER (WHERE fits) AS more,
-                count(*) FILTER (WHERE fits) AS n
-           FROM (SELECT id, json, k, k = 1 OR (k <= $3 AND bytes <= $4) AS fits
-                   FROM (SELECT id, json, row_number() OVER w AS k, sum(octet_length(json)) OVER w AS bytes
-                           FROM (SELECT capability_id AS id, record::text AS json FROM cg_capabilities
-                                  WHERE provider_id = $1 AND ($2::text IS NULL OR capability_id > $2 COLLATE "C")
-                                  ORDER BY capability_id COLLATE "C" LIMIT $3 + 1) AS r
-                         WINDOW w AS (ORDER BY id)) AS s) AS t`,
-        [providerId, cursor ?? null, Math.max(1, Math.min(limit, ask)), maxBytes],
-      );
-      const [{ items, last, more, n }] = rows;
-      const itemsJson = items ?? '[]';
-      served.records += Number(n);
-      served.chars += itemsJson.length;
-      return more ? { itemsJson, nextCursor: last } : { itemsJson };
+      const key = JSON.stringify([limit, maxBytes, cursor ?? null]);
+      const page = recordsAhead?.key === key ? recordsAhead.page : recordPage(query, providerId, { limit, maxBytes, cursor }, served);
+      recordsAhead = undefined;
+      const { itemsJson, nextCursor } = await page;
+      // As for relations: the database prints the next page while the engine validates this one.
+      if (nextCursor !== undefined) {
+        const next = recordPage(query, providerId, { limit, maxBytes, cursor: nextCursor }, served);
+        next.catch(() => {}); // a page never asked for fails nobody
+        recordsAhead = { key: JSON.stringify([limit, maxBytes, nextCursor]), page: next };
+      }
+      return nextCursor === undefined ? { itemsJson } : { itemsJson, nextCursor };
     },
 
     // Every edge in the engine's order (relationPage); the next page is asked for as soon as
