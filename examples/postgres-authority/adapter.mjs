@@ -89,7 +89,6 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk', chan
  *  answers unknown. */
 const MAX_CHANGES = 10_000;
 
-/** A view of `providerId` on `client`, whose transaction it commits at close() when `own`. */
 /**
  * One keyset page of `scanCapabilities`: the cursor is the last ID served, so a page costs one
  * index range scan however deep the walk goes, and one extra row tells whether another page
@@ -120,18 +119,36 @@ async function recordPage(query, providerId, { limit, maxBytes, cursor }, served
   return more ? { itemsJson, nextCursor: last } : { itemsJson };
 }
 
+/**
+ * A paged scan over `fetch({ limit, maxBytes, cursor })` whose next page is asked for as soon
+ * as one is served, so the database prints it while the engine takes this one. A page asked
+ * for ahead is used only if the engine then asks for exactly it.
+ */
+function readingAhead(fetch) {
+  let ahead;
+  return async ({ limit, maxBytes, cursor }) => {
+    const key = (at) => JSON.stringify([limit, maxBytes, at ?? null]);
+    const page = ahead?.key === key(cursor) ? ahead.page : fetch({ limit, maxBytes, cursor });
+    ahead = undefined;
+    const { itemsJson, nextCursor } = await page;
+    if (nextCursor !== undefined) {
+      const next = fetch({ limit, maxBytes, cursor: nextCursor });
+      next.catch(() => {}); // a page never asked for fails nobody
+      ahead = { key: key(nextCursor), page: next };
+    }
+    return nextCursor === undefined ? { itemsJson } : { itemsJson, nextCursor };
+  };
+}
+
+/** A view of `providerId` on `client`, whose transaction it commits at close() when `own`. */
 function openedView(client, providerId, { record, revision }, { knowledgeRootDir, edges, changedSince, own }) {
   let closed = false;
   // The change log position of the host's revision, once looked up (changedSince).
   let after;
-  // The records scanCapabilities served, and their JSON's length.
+  // The records the record scan read, and their JSON's length (sizing its next page).
   const served = { records: 0, chars: 0 };
-  // The relation page after the one last served, asked for already: { key, page }; and the
-  // bytes of an item on the last page, which sizes the next.
-  let ahead;
+  // The bytes of an item on the last relation page read, which sizes the next.
   let itemBytes;
-  // The same for the record scan: { key, page }.
-  let recordsAhead;
   // A released client may already serve someone else; never query through it again.
   const query = (sql, params) => {
     if (closed) throw new Error('view closed');
@@ -142,36 +159,15 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
     sourceRevision: revision ?? '',
     ...(knowledgeRootDir !== undefined ? { knowledgeRootDir } : {}),
 
-    // Keyset pages of the records in ID order (recordPage).
-    async scanCapabilities({ limit, maxBytes, cursor }) {
-      const key = JSON.stringify([limit, maxBytes, cursor ?? null]);
-      const page = recordsAhead?.key === key ? recordsAhead.page : recordPage(query, providerId, { limit, maxBytes, cursor }, served);
-      recordsAhead = undefined;
-      const { itemsJson, nextCursor } = await page;
-      // As for relations: the database prints the next page while the engine validates this one.
-      if (nextCursor !== undefined) {
-        const next = recordPage(query, providerId, { limit, maxBytes, cursor: nextCursor }, served);
-        next.catch(() => {}); // a page never asked for fails nobody
-        recordsAhead = { key: JSON.stringify([limit, maxBytes, nextCursor]), page: next };
-      }
-      return nextCursor === undefined ? { itemsJson } : { itemsJson, nextCursor };
-    },
+    // Keyset pages of the records in ID order (recordPage), read ahead.
+    scanCapabilities: readingAhead((page) => recordPage(query, providerId, page, served)),
 
-    // Every edge in the engine's order (relationPage); the next page is asked for as soon as
-    // one is served, so the database prints it while the engine takes this one.
-    async scanRelations({ limit, maxBytes, cursor }) {
-      const key = JSON.stringify([limit, maxBytes, cursor ?? null]);
-      const page = ahead?.key === key ? ahead.page : relationPage(query, providerId, { limit, maxBytes, cursor }, itemBytes);
-      ahead = undefined;
-      const { itemsJson, nextCursor, itemBytes: bytes } = await page;
-      itemBytes = bytes;
-      if (nextCursor !== undefined) {
-        const next = relationPage(query, providerId, { limit, maxBytes, cursor: nextCursor }, itemBytes);
-        next.catch(() => {}); // a page never asked for fails nobody
-        ahead = { key: JSON.stringify([limit, maxBytes, nextCursor]), page: next };
-      }
-      return nextCursor === undefined ? { itemsJson } : { itemsJson, nextCursor };
-    },
+    // Every edge in the engine's order (relationPage), read ahead.
+    scanRelations: readingAhead(async (page) => {
+      const read = await relationPage(query, providerId, page, itemBytes);
+      itemBytes = read.itemBytes;
+      return read;
+    }),
 
     // What changed since the host's revision: the capabilities the log names after it, each
     // with its record now or as removed, in ID order. Read in this view's snapshot, so the log
