@@ -342,7 +342,7 @@ test('edges read in bulk, per capability or from the records give the files\' re
 test('the bulk relation scan pages by limit and maxBytes as PostgreSQL prints them, the same edges however it is paged', { skip, timeout: 30_000 }, async () => {
   const db = pool();
   await publish(db, seedRoot);
-  const view = await postgresAuthority(db, { knowledgeRootDir: seedRoot }).openView('seed.http');
+  const view = await postgresAuthority(db, { knowledgeRootDir: seedRoot, edges: 'bulk' }).openView('seed.http');
   try {
     const whole = await view.scanRelations({ limit: 10_000, maxBytes: 1_048_576 });
     assert.equal(whole.nextCursor, undefined);
@@ -393,13 +393,15 @@ test('an unchanged source costs a reload one row; a publish or force: true reads
     // force: true reads anyway.
     assert.deepEqual((await graph.reload({ force: true })).providers, report.providers);
     assert.equal(calls.scanCapabilities, opened.scanCapabilities + 1);
-    assert.equal(calls.scanRelations, opened.scanRelations + 1);
+    // By default the records' own relations are the edges: no relation row is read.
+    assert.equal(calls.scanRelations, undefined);
     // A publish of a change is read (what changed only: changedSince) and published.
     const published = await publish(db, changedSeed());
     const changed = await graph.reload();
     assert.equal(changed.providers[0].staticRevision, published.staticRevision);
     assert.equal(calls.scanCapabilities, opened.scanCapabilities + 1);
     assert.equal(calls.changedSince, 1);
+    assert.equal(calls.neighbors, undefined);
     assert.equal(await nameOf(graph, 'route'), 'Routing (edited)');
     await publish(db, seedRoot);
   } finally {
@@ -519,8 +521,10 @@ test('a reload after a publish reads what changed since the host\'s revision fro
   const db = pool();
   await publish(db, seedRoot);
   const fromFiles = await CapabilityGraph.open({ providers: [seedSource()] });
+  // Views that scan the relation table in bulk also serve the streams an incremental read
+  // checks for the capabilities a change touched.
   const open = (options, calls) =>
-    CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter: counted(postgresAuthority(db, { knowledgeRootDir: seedRoot, ...options }), calls) } }] });
+    CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'database', adapter: counted(postgresAuthority(db, { knowledgeRootDir: seedRoot, edges: 'bulk', ...options }), calls) } }] });
   const calls = {};
   const graph = await open({}, calls);
   const plainCalls = {};

@@ -22,14 +22,16 @@ export const CHANNEL = 'cg_provider_changed';
  * `pg.Pool` the caller owns (views borrow one client each and never end the pool).
  * `knowledgeRootDir` (an absolute path, or `(providerId) => path`) is where the definitions'
  * relative-file documents live: the database holds definitions, not document bodies. `edges`
- * is how views give the engine their edges: `'bulk'` (the default: one keyset scan of
- * `cg_relations`, checked against the records), `'each'` (eight streams per capability, the
- * original contract) or `'records'` (none: the records' own relations are the edges).
+ * is how views give the engine their edges: `'records'` (the default: none, the records' own
+ * relations are the edges, as for files; this schema's triggers derive `cg_relations` from
+ * those same records, so scanning it would read every edge twice), `'bulk'` (one keyset scan
+ * of `cg_relations`, checked against the records: for a relation table written apart from the
+ * records) or `'each'` (eight streams per capability, the original contract).
  * `changedSince` (default true) lets a reload read only the capabilities changed since the
  * host's snapshot, from the change log (`cg_changes`).
  */
-export function postgresAuthority(pool, { knowledgeRootDir, edges = 'bulk', changedSince = true } = {}) {
-  if (!['bulk', 'each', 'records'].includes(edges)) throw new TypeError(`edges must be 'bulk', 'each' or 'records'`);
+export function postgresAuthority(pool, { knowledgeRootDir, edges = 'records', changedSince = true } = {}) {
+  if (!['records', 'bulk', 'each'].includes(edges)) throw new TypeError(`edges must be 'records', 'bulk' or 'each'`);
   return {
     id: 'postgres',
     async openView(providerId) {
