@@ -5,7 +5,7 @@
 
 use crate::engine::Engine;
 use crate::error::{catalog_json, guarded, Code, GraphError, Result};
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float32Array};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float32Array, ObjectFinalize};
 use napi::{Env, Task};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -399,10 +399,24 @@ impl Task for OpenTask {
 /// by page as the adapters answer, so no more than a page is ever held in JavaScript. The
 /// collector names each adapter call to make and judges every page (bounds, page rules); the
 /// JS layer only makes the calls. `open` and `reload` take what it gathered.
-#[napi]
+///
+/// What a read gathers (the records' text, about as large as the provider's definitions) is
+/// reported to V8 as external memory this object keeps alive, so JavaScript's collector frees
+/// the adapter's spent buffers and page strings while the read grows, not after the engine
+/// has validated everything.
+#[napi(custom_finalize)]
 #[derive(Default)]
 pub struct NativeDatabaseReads {
     reads: crate::sources::database::ReadCollector,
+    /// The bytes reported to V8 so far.
+    reported: i64,
+}
+
+impl ObjectFinalize for NativeDatabaseReads {
+    fn finalize(mut self, env: Env) -> napi::Result<()> {
+        self.report(&env, 0);
+        Ok(())
+    }
 }
 
 /// The answer to the JS layer for what comes next: the view call `{ call, args }`, `null` when
@@ -430,56 +444,84 @@ impl NativeDatabaseReads {
             Some(json) => crate::sources::database::ReadCollector::with_budgets(&json)
                 .map_err(|e| napi::Error::from_reason(e.to_json()))?,
         };
-        Ok(Self { reads })
+        Ok(Self { reads, reported: 0 })
     }
 
     /// A provider's read starts: the view's source fields and working directory (JSON), and
     /// the names of the relation calls the view has (a JSON array). Answers the first view
     /// call.
     #[napi]
-    pub fn begin(&mut self, provider_id: String, context: String, offers: String) -> String {
-        outcome(guarded(|| {
+    pub fn begin(
+        &mut self,
+        env: Env,
+        provider_id: String,
+        context: String,
+        offers: String,
+    ) -> String {
+        let next = outcome(guarded(|| {
             self.reads
                 .begin(&provider_id, &context, &offers)
                 .map(next_json)
-        }))
+        }));
+        self.report_held(&env);
+        next
     }
 
     /// The view's answer to the last call, as `{ items, nextCursor }` (JSON), or without
     /// `items` and the page's `itemsJson` (one JSON array text) beside it; answers what comes
     /// next.
     #[napi]
-    pub fn page(&mut self, page: String, items_json: Option<String>) -> String {
-        outcome(guarded(|| {
+    pub fn page(&mut self, env: Env, page: String, items_json: Option<String>) -> String {
+        let next = outcome(guarded(|| {
             self.reads
                 .page_of(&page, items_json.as_deref())
                 .map(next_json)
-        }))
+        }));
+        self.report_held(&env);
+        next
     }
 
     /// The provider's read finished: the view's source fields as read after the scans (JSON).
     /// Answers the first `vectors()` call when the view's vectors are wanted, else `null`.
     #[napi]
-    pub fn end(&mut self, after: String) -> String {
-        outcome(guarded(|| self.reads.end(&after).map(next_json)))
+    pub fn end(&mut self, env: Env, after: String) -> String {
+        let next = outcome(guarded(|| self.reads.end(&after).map(next_json)));
+        self.report_held(&env);
+        next
     }
 
     /// The provider's read failed: `{ code }` or `{ reason }` (JSON).
     #[napi]
-    pub fn fail(&mut self, provider_id: String, failed: String) -> String {
-        outcome(guarded(|| {
+    pub fn fail(&mut self, env: Env, provider_id: String, failed: String) -> String {
+        let done = outcome(guarded(|| {
             self.reads
                 .fail(&provider_id, &failed)
                 .map(|()| "null".to_owned())
-        }))
+        }));
+        self.report_held(&env);
+        done
     }
 }
 
 impl NativeDatabaseReads {
     /// Everything gathered, as the engine takes it (JSON by provider ID); the reads are empty
-    /// afterwards.
-    fn take(&mut self) -> Result<crate::sources::database::DatabaseReads> {
+    /// afterwards, and so is what this object reports holding.
+    fn take(&mut self, env: &Env) -> Result<crate::sources::database::DatabaseReads> {
+        self.report(env, 0);
         std::mem::take(&mut self.reads).into_reads()
+    }
+
+    fn report_held(&mut self, env: &Env) {
+        let held = i64::try_from(self.reads.held_bytes()).unwrap_or(i64::MAX);
+        self.report(env, held);
+    }
+
+    /// Tells V8 this object now keeps `held` bytes alive. A failed report changes nothing
+    /// but how soon JavaScript collects.
+    fn report(&mut self, env: &Env, held: i64) {
+        if held != self.reported && env.adjust_external_memory(held - self.reported).is_ok() {
+            self.reported = held;
+        }
     }
 }
 
@@ -487,10 +529,11 @@ impl NativeDatabaseReads {
 /// the graph or an error string.
 #[napi(ts_return_type = "Promise<NativeGraph | string>")]
 pub fn open(
+    env: Env,
     config: String,
     databases: &mut NativeDatabaseReads,
 ) -> Either<AsyncTask<OpenTask>, String> {
-    match databases.take() {
+    match databases.take(&env) {
         Ok(databases) => Either::A(AsyncTask::new(OpenTask {
             config,
             databases,
@@ -503,9 +546,9 @@ pub fn open(
 /// `doctor`: every definition problem of every provider of a config (see `Engine`'s
 /// `diagnose`), with what the JS layer read from database authorities.
 #[napi]
-pub fn diagnose(config: String, databases: &mut NativeDatabaseReads) -> String {
+pub fn diagnose(env: Env, config: String, databases: &mut NativeDatabaseReads) -> String {
     outcome(guarded(|| {
-        let databases = databases.take()?;
+        let databases = databases.take(&env)?;
         crate::engine::diagnose_reads(&config, databases)
     }))
 }
@@ -822,15 +865,21 @@ impl NativeGraph {
         let records = self.engine.database_records(&known);
         let reads = reads.knowing(known).knowing_records(records);
         Ok(NativeDatabaseReads {
+            reported: 0,
             reads: reads.wanting_vectors(self.engine.vectors_model()),
         })
     }
 
     /// Reloads with what was read again from database authorities.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn reload(&self, args: String, databases: &mut NativeDatabaseReads) -> AsyncTask<PoolTask> {
+    pub fn reload(
+        &self,
+        env: Env,
+        args: String,
+        databases: &mut NativeDatabaseReads,
+    ) -> AsyncTask<PoolTask> {
         let engine = self.engine.clone();
-        let databases = databases.take();
+        let databases = databases.take(&env);
         PoolTask::run(move || engine.reload_reads(&args, databases?))
     }
 

@@ -1024,6 +1024,46 @@ impl ReadCollector {
         Ok(Some(Value::Object(out).to_string()))
     }
 
+    /// About how many heap bytes the reads gathered so far hold: their records' text, which
+    /// grows with the provider, and the lists read beside it. The JS layer reports it to
+    /// JavaScript's collector as memory this object keeps alive, after every page: so it costs
+    /// the same however much was read (no walk over the records).
+    pub fn held_bytes(&self) -> usize {
+        let scanned = |s: &Scanned| match s {
+            Scanned::Edges(edges) => edges.capacity() * std::mem::size_of::<(u32, u32, u32)>(),
+            Scanned::Json(text) => text.capacity(),
+        };
+        let pending = self.current.as_ref().map_or(0, |p| {
+            let relations = match &p.relations {
+                ScanItems::Edges(edges) => {
+                    edges.capacity() * std::mem::size_of::<(u32, u32, u32)>()
+                }
+                ScanItems::Text(text) => text.capacity(),
+            };
+            p.records.capacity()
+                + p.ids.capacity() * std::mem::size_of::<Option<Box<str>>>()
+                + p.spans.capacity() * std::mem::size_of::<(Option<u32>, usize, usize, u32)>()
+                + relations
+                + p.streams.capacity()
+        });
+        // A kept read's own text (an incremental read shares the rest with the snapshot).
+        let kept: usize = self
+            .kept
+            .values()
+            .filter(|k| k.whole)
+            .flat_map(|k| &k.texts)
+            .map(|t| t.capacity())
+            .sum();
+        let texts: usize = self
+            .texts
+            .values()
+            .map(|(records, scan)| {
+                records.as_ref().map_or(0, String::capacity) + scan.as_ref().map_or(0, scanned)
+            })
+            .sum();
+        pending + kept + texts + self.done.iter().map(|(_, read)| read.len()).sum::<usize>()
+    }
+
     /// Every read (as JSON by provider ID, without its records and bulk relation scan), the
     /// records to keep with each snapshot, and the records and relation scans as JSON arrays.
     pub fn into_reads(self) -> Result<DatabaseReads> {

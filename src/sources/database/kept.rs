@@ -129,6 +129,13 @@ pub struct DatabaseReads {
 }
 
 impl DatabaseReads {
+    /// Whether a provider was read whole: its records' text is about to be validated into a
+    /// snapshot's worth of memory, and what the read freed is worth handing back first.
+    pub fn any_read_whole(&self) -> bool {
+        self.texts.values().any(|(records, _)| records.is_some())
+            || self.kept.values().any(|k| k.whole)
+    }
+
     /// Reads given as JSON only (nothing kept).
     pub fn of_json(json: Option<&str>) -> DatabaseReads {
         DatabaseReads {

@@ -265,6 +265,28 @@ fn pages_gathered_one_at_a_time_validate_like_a_whole_read() {
 }
 
 #[test]
+fn what_a_read_holds_grows_with_its_records_and_a_whole_read_is_told_apart() {
+    let records: Vec<Value> = (0..50)
+        .map(|i| rec(&format!("c{i:02}"), json!({})))
+        .collect();
+    let text: usize = records.iter().map(|r| r.to_string().len()).sum();
+    let mut c = ReadCollector::default();
+    assert_eq!(c.held_bytes(), 0);
+    let (_, next) = drive(&mut c, store(records.clone(), json!({}), 10));
+    assert_eq!(next, Next::Done);
+    c.end(&context().to_string()).unwrap();
+    assert!(c.held_bytes() >= text, "{} < {text}", c.held_bytes());
+    assert!(c.into_reads().unwrap().any_read_whole());
+    // A view naming the snapshot's state is not read: nothing whole, nothing held.
+    let mut c = ReadCollector::default()
+        .knowing(BTreeMap::from([("p".to_owned(), identity_of(&context()))]));
+    let next = c.begin("p", &context().to_string(), "[]").unwrap();
+    assert_eq!(next, Next::Unchanged);
+    assert!(c.held_bytes() < 1024);
+    assert!(!c.into_reads().unwrap().any_read_whole());
+}
+
+#[test]
 fn records_stay_within_max_records() {
     let (records, streams) = family();
     let bounds = |max_records| Database {
