@@ -92,7 +92,9 @@ pub fn load(
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
             let mut snapshot = read.snapshot_after(provider_id, &rules, current, roots)?;
             snapshot.source = Some(Arc::new(read.identity()));
-            snapshot.kept = std::sync::Mutex::new(read.kept());
+            // The snapshot holds the records validated: kept with it without their text.
+            let kept = read.kept().and_then(|k| k.published(&snapshot));
+            snapshot.kept = std::sync::Mutex::new(kept.map(Arc::new));
             snapshot.offered = std::sync::Mutex::new(read.take_vectors());
             Ok(snapshot)
         }

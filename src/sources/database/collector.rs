@@ -170,11 +170,10 @@ pub(super) struct Pending {
     pub(super) cursor: Option<String>,
     pub(super) cursors: HashSet<String>,
     /// Whether the view offers `changedSince`: the records are then kept with the snapshot,
-    /// each one's span and declared relations in `spans`: of `records` (`None`), or of one of
-    /// the texts `shared` (those of the records an incremental read took unchanged).
+    /// each one's span in `records` and declared relations in `spans` (no span: an incremental
+    /// read took the record unchanged from the current snapshot).
     pub(super) keep: bool,
-    pub(super) spans: Vec<(Option<u32>, usize, usize, u32)>,
-    pub(super) shared: Vec<Arc<String>>,
+    pub(super) spans: Vec<(Option<(usize, usize)>, u32)>,
     /// Whether the view offers `neighbors`: an incremental read checks the streams of the
     /// capabilities the change touched.
     pub(super) offers_streams: bool,
@@ -296,7 +295,7 @@ impl Pending {
         if self.keep {
             let start = self.records.len() - record.len();
             let declared = u32::try_from(declared).unwrap_or(u32::MAX);
-            self.spans.push((None, start, record.len(), declared));
+            self.spans.push((Some((start, record.len())), declared));
         }
     }
 
@@ -347,8 +346,8 @@ impl Pending {
         let mut touched: HashSet<String> = HashSet::new();
         // A capability named the same way before and after keeps its lists: only the
         // differences are touched.
-        let mut touch = |before: Option<&str>, after: Option<&str>, id: &str| {
-            let (before, after) = (before.map(targets), after.map(targets));
+        let mut touch = |before: Option<[HashSet<String>; 4]>, after: Option<&str>, id: &str| {
+            let after = after.map(targets);
             for r in 0..4 {
                 let empty = HashSet::new();
                 let old = before.as_ref().map_or(&empty, |t| &t[r]);
@@ -360,13 +359,12 @@ impl Pending {
             }
         };
         let mut b = 0;
-        // The records taken unchanged stay in the texts they are in, shared.
-        self.shared = base.texts.clone();
+        // The records taken unchanged are the current snapshot's, validated: no text.
         let keep_base = |p: &mut Pending, b: usize| {
             let r = &base.records[b];
             p.declared += u64::from(r.declared);
             p.ids.push(Some(r.id.clone()));
-            p.spans.push((Some(r.text), r.start, r.len, r.declared));
+            p.spans.push((None, r.declared));
             p.reused.push(true);
         };
         for (id, record) in &changes.items {
@@ -376,7 +374,7 @@ impl Pending {
             }
             let before = (b < base.records.len() && base.records[b].id == *id).then(|| {
                 b += 1;
-                base.record(b - 1)
+                base.targets_of(b - 1)
             });
             touch(before, record.as_deref(), id);
             if let Some(record) = record {
@@ -624,7 +622,13 @@ impl ReadCollector {
             .get(provider_id)
             .and_then(|k| k.get("sourceRevision"))
             .and_then(Value::as_str);
-        let changes = match (keep, since, self.records.get(provider_id)) {
+        // What changed is read only under the document root the current snapshot was read
+        // with: records checked under another are checked again, which takes their text.
+        let same_root = self.known.get(provider_id).map(|k| &k["knowledgeRoot"])
+            == Some(
+                &identity_of(&serde_json::from_str(context).map_err(internal)?)["knowledgeRoot"],
+            );
+        let changes = match (keep && same_root, since, self.records.get(provider_id)) {
             (true, Some(since), Some(base)) => Some(Changes {
                 base: base.clone(),
                 since: since.to_owned(),
@@ -653,7 +657,6 @@ impl ReadCollector {
             cursors: HashSet::new(),
             keep,
             spans: Vec::new(),
-            shared: Vec::new(),
             offers_streams: offers("neighbors"),
             changes,
             only: None,
@@ -892,68 +895,53 @@ impl ReadCollector {
             list.push(']');
             list
         };
-        let records = bracket(std::mem::take(&mut p.records));
+        let text = bracket(std::mem::take(&mut p.records));
         let relations = (p.edges == Edges::Scan).then(|| std::mem::take(&mut p.relations).finish());
-        let own = u32::try_from(p.shared.len()).map_err(internal)?;
-        // Spans of the list without its opening bracket.
-        let spans: Vec<(u32, usize, usize, u32)> = p
+        // Spans of the list past its opening bracket.
+        let spans: Vec<(Option<(usize, usize)>, u32)> = p
             .spans
             .iter()
-            .map(|&(text, start, len, declared)| match text {
-                Some(t) => (t, start, len, declared),
-                None => (own, start + 1, len, declared),
-            })
+            .map(|&(span, declared)| (span.map(|(start, len)| (start + 1, len)), declared))
             .collect();
-        let mut texts = std::mem::take(&mut p.shared);
-        texts.push(Arc::new(records));
-        let mut kept = KeptRecords {
-            whole: texts.len() == 1,
-            texts,
-            records: Vec::new(),
-            base: p.base.take().unwrap_or_default(),
-            reused: Vec::new(),
-        };
-        let mut records = None;
+        // Every record's text is in the list unless an incremental read took some unchanged.
+        let whole = spans.iter().all(|(span, _)| span.is_some());
         let keeps = p.keep && p.violation.is_none() && spans.len() == p.ids.len();
         let listed = p
             .ids
             .into_iter()
             .zip(&spans)
-            .map(|(id, &(text, start, len, declared))| {
+            .map(|(id, &(span, declared))| {
                 Some(Kept {
-                    text,
-                    start,
-                    len,
+                    span,
                     id: id?,
                     declared,
                 })
             })
             .collect::<Option<Vec<_>>>();
-        match listed {
-            Some(listed) if keeps => {
-                kept.records = listed;
-                if !kept.base.ptr_eq(&Weak::new()) {
-                    kept.reused = std::mem::take(&mut p.reused);
-                }
-                kept.compact();
+        let records = match listed {
+            Some(records) if keeps => {
+                let reused = if p.base.is_some() {
+                    std::mem::take(&mut p.reused)
+                } else {
+                    Vec::new()
+                };
+                let kept = KeptRecords {
+                    text,
+                    whole,
+                    records,
+                    base: p.base.take().unwrap_or_default(),
+                    reused,
+                    ..KeptRecords::default()
+                };
                 self.kept.insert(p.provider_id.clone(), Arc::new(kept));
+                None
             }
             // Not kept: the records go as one JSON array.
-            _ if kept.whole => records = Arc::into_inner(kept.texts.remove(0)),
-            _ => {
-                kept.records = spans
-                    .iter()
-                    .map(|&(text, start, len, _)| Kept {
-                        text,
-                        start,
-                        len,
-                        id: Box::default(),
-                        declared: 0,
-                    })
-                    .collect();
-                records = Some(kept.whole_text().into_owned());
-            }
-        }
+            _ if whole => Some(text),
+            // An incremental read a change list broke (refused for that rule): the records it
+            // took unchanged are the snapshot's, and no list is needed.
+            _ => None,
+        };
         self.texts
             .insert(p.provider_id.clone(), (records, relations));
         self.done.push((p.provider_id, read));
@@ -996,8 +984,10 @@ impl ReadCollector {
         for (id, head) in heads {
             let mut read: Value = serde_json::from_str(head.get()).map_err(internal)?;
             let (records, relations) = reads.texts.remove(&id).unwrap_or_default();
-            let records =
-                records.or_else(|| reads.kept.get(&id).map(|k| k.whole_text().into_owned()));
+            let records = records.or_else(|| {
+                let kept = reads.kept.get(&id)?;
+                kept.whole_text().map(str::to_owned)
+            });
             let relations = match (relations, &records) {
                 // An edge names records by position, in the order read.
                 (Some(scan), Some(records)) => {
@@ -1042,18 +1032,12 @@ impl ReadCollector {
             };
             p.records.capacity()
                 + p.ids.capacity() * std::mem::size_of::<Option<Box<str>>>()
-                + p.spans.capacity() * std::mem::size_of::<(Option<u32>, usize, usize, u32)>()
+                + p.spans.capacity() * std::mem::size_of::<(Option<(usize, usize)>, u32)>()
                 + relations
                 + p.streams.capacity()
         });
-        // A kept read's own text (an incremental read shares the rest with the snapshot).
-        let kept: usize = self
-            .kept
-            .values()
-            .filter(|k| k.whole)
-            .flat_map(|k| &k.texts)
-            .map(|t| t.capacity())
-            .sum();
+        // The text each kept read holds (an incremental read: only the records it read).
+        let kept: usize = self.kept.values().map(|k| k.text.capacity()).sum();
         let texts: usize = self
             .texts
             .values()

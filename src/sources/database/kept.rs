@@ -3,16 +3,18 @@
 
 use super::*;
 
-/// The capability records of a read as they came (JSON text), kept with its snapshot when the
-/// view offers `changedSince`: an incremental read takes every record it does not read again
-/// from here, so the candidate it validates is exactly the one a full read would give.
+/// The capability records of a read, kept with its snapshot when the view offers
+/// `changedSince`: an incremental read takes every record it does not read again from here, so
+/// the candidate it validates is exactly the one a full read would give. A read's records come
+/// as JSON text; once its snapshot is built they are kept as that snapshot holds them
+/// ([`KeptRecords::published`]): IDs and declared relations, no text, since the snapshot holds
+/// each record validated and an incremental read takes the records it did not read from there.
 #[derive(Debug, Default)]
 pub struct KeptRecords {
-    /// The texts the records are spans of. A whole read's is the JSON array of its records; an
-    /// incremental read shares the texts of the records it took unchanged instead of copying
-    /// them, and adds one of the records it read.
-    pub(super) texts: Vec<Arc<String>>,
-    /// Whether `texts` is one text, the JSON array of the records in order.
+    /// The JSON array of the records this read read: all of them (a whole read), or those its
+    /// changes wrote (an incremental one); empty once published.
+    pub(super) text: String,
+    /// Whether `text` holds every record, in order.
     pub(super) whole: bool,
     /// Each record in ID order (see [`Kept`]).
     pub(super) records: Vec<Kept>,
@@ -22,97 +24,102 @@ pub struct KeptRecords {
     /// taken from it instead of being parsed and checked one by one again.
     pub(super) base: Weak<KeptRecords>,
     pub(super) reused: Vec<bool>,
+    /// Of published records, the local relations each declares as record positions: those of
+    /// record `i` by relation (parents, specializes, related, requires) are
+    /// `targets[bounds[4 * i + r]..bounds[4 * i + r + 1]]`.
+    pub(super) targets: Vec<u32>,
+    pub(super) bounds: Vec<u32>,
 }
 
-/// One kept record: the text that holds it and its span there, its capability ID and the
-/// relations it declares.
+/// One kept record: its span in [`KeptRecords::text`] (none when its text is not kept: the
+/// snapshot the record was taken from holds it), its capability ID and how many relations it
+/// declares.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Kept {
-    pub(super) text: u32,
-    pub(super) start: usize,
-    pub(super) len: usize,
+    pub(super) span: Option<(usize, usize)>,
     pub(super) id: Box<str>,
     pub(super) declared: u32,
 }
 
-/// Texts an incremental read keeps sharing at most; past that, the small ones are copied into
-/// one, so a long run of reloads does not chain thousands of texts.
-const MAX_TEXTS: usize = 8;
-
 impl KeptRecords {
     /// Heap bytes held.
     pub fn bytes(&self) -> usize {
-        self.texts.iter().map(|t| t.capacity()).sum::<usize>()
+        self.text.capacity()
             + self.reused.capacity()
             + self.records.capacity() * std::mem::size_of::<Kept>()
             + self.records.iter().map(|r| r.id.len()).sum::<usize>()
+            + (self.targets.capacity() + self.bounds.capacity()) * std::mem::size_of::<u32>()
     }
 
+    /// Record `i`'s text; empty when it is not kept.
     pub(super) fn record(&self, i: usize) -> &str {
-        let k = &self.records[i];
-        &self.texts[k.text as usize][k.start..k.start + k.len]
+        self.records[i]
+            .span
+            .map_or("", |(start, len)| &self.text[start..start + len])
     }
 
-    /// The records as one JSON array, as a whole read of them gives it.
-    pub(super) fn whole_text(&self) -> std::borrow::Cow<'_, str> {
-        if self.whole {
-            if let [text] = &self.texts[..] {
-                return std::borrow::Cow::Borrowed(text.as_str());
-            }
-        }
-        let mut list =
-            String::with_capacity(self.records.iter().map(|r| r.len + 1).sum::<usize>() + 2);
-        list.push('[');
-        for i in 0..self.records.len() {
-            if i > 0 {
-                list.push(',');
-            }
-            list.push_str(self.record(i));
-        }
-        list.push(']');
-        std::borrow::Cow::Owned(list)
+    /// The records as one JSON array, when this holds every one's text.
+    pub(super) fn whole_text(&self) -> Option<&str> {
+        self.whole.then_some(self.text.as_str())
     }
 
-    /// Keeps sharing a text only while most of it is records still kept, and at most
-    /// [`MAX_TEXTS`] of them (the largest stays): the records of the others are copied into one
-    /// new text. What this holds beyond its records stays a fraction of them.
-    pub(super) fn compact(&mut self) {
-        let n = self.texts.len();
-        if n <= 1 {
-            return;
+    /// The local IDs of the relations record `i` declares, by relation (parents, specializes,
+    /// related, requires): from its text, or once published from the positions kept.
+    pub(super) fn targets_of(&self, i: usize) -> [HashSet<String>; 4] {
+        if self.records[i].span.is_some() {
+            return super::collector::targets(self.record(i));
         }
-        let mut live = vec![0usize; n];
-        for r in &self.records {
-            live[r.text as usize] += r.len;
+        std::array::from_fn(|r| match self.bounds.get(4 * i + r..4 * i + r + 2) {
+            Some(&[from, to]) => self.targets[from as usize..to as usize]
+                .iter()
+                .map(|&t| self.records[t as usize].id.to_string())
+                .collect(),
+            _ => HashSet::new(),
+        })
+    }
+
+    /// These records as `snapshot`, built from them, holds them: each record's ID, declared
+    /// relations and, instead of its text, the positions of the capabilities they name; the
+    /// records an incremental read took from a base are no longer told apart. `None` when the
+    /// snapshot does not hold exactly these records in this order (nothing is kept then, and
+    /// the next reload reads whole).
+    pub fn published(&self, snapshot: &ProviderSnapshot) -> Option<KeptRecords> {
+        const DECLARED: [Kind; 4] = [
+            Kind::Parents,
+            Kind::Specializes,
+            Kind::Related,
+            Kind::Requires,
+        ];
+        let n = self.records.len();
+        if n != snapshot.capabilities.len()
+            || (0..n).any(|i| snapshot.capability(i as u32).id() != &*self.records[i].id)
+        {
+            return None;
         }
-        let largest = (0..n).max_by_key(|&t| self.texts[t].len()).unwrap_or(0);
-        let stays: Vec<bool> = (0..n)
-            .map(|t| 4 * live[t] >= 3 * self.texts[t].len() && (t == largest || n <= MAX_TEXTS))
+        let mut targets =
+            Vec::with_capacity(self.records.iter().map(|k| k.declared as usize).sum());
+        let mut bounds = Vec::with_capacity(4 * n + 1);
+        bounds.push(0);
+        for i in 0..n as u32 {
+            for kind in DECLARED {
+                targets.extend_from_slice(snapshot.neighbours(i, kind));
+                bounds.push(u32::try_from(targets.len()).ok()?);
+            }
+        }
+        let records = self
+            .records
+            .iter()
+            .map(|k| Kept {
+                span: None,
+                ..k.clone()
+            })
             .collect();
-        if stays.iter().all(|&s| s) {
-            return;
-        }
-        let mut index = vec![u32::MAX; n];
-        let mut texts = Vec::with_capacity(n);
-        for t in (0..n).filter(|&t| stays[t]) {
-            index[t] = texts.len() as u32;
-            texts.push(self.texts[t].clone());
-        }
-        let copied = texts.len() as u32;
-        let mut text = String::with_capacity((0..n).filter(|&t| !stays[t]).map(|t| live[t]).sum());
-        for r in &mut self.records {
-            let t = r.text as usize;
-            if stays[t] {
-                r.text = index[t];
-            } else {
-                let start = text.len();
-                text.push_str(&self.texts[t][r.start..r.start + r.len]);
-                (r.text, r.start) = (copied, start);
-            }
-        }
-        texts.push(Arc::new(text));
-        self.texts = texts;
-        self.whole = false;
+        Some(KeptRecords {
+            records,
+            targets,
+            bounds,
+            ..KeptRecords::default()
+        })
     }
 }
 

@@ -187,11 +187,12 @@ impl DatabaseRead {
         self.records.is_some() || self.kept.is_some()
     }
 
-    /// The records as JSON text (a JSON array), when the read came as text.
-    fn records_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+    /// The records as JSON text (a JSON array), when the read came as text and holds every
+    /// record's (an incremental read takes those it did not read from its snapshot).
+    fn records_text(&self) -> Option<&str> {
         match (&self.records, &self.kept) {
-            (Some(text), _) => Some(std::borrow::Cow::Borrowed(text)),
-            (None, Some(kept)) => Some(kept.whole_text()),
+            (Some(text), _) => Some(text),
+            (None, Some(kept)) => kept.whole_text(),
             (None, None) => None,
         }
     }
@@ -359,9 +360,15 @@ impl DatabaseRead {
                 )?
             }
             (true, None) => {
-                let text = self.records_text().unwrap_or_default();
+                // The records an incremental read took unchanged have no text: only the snapshot
+                // they were taken from can give them. Such a read starts only where that is the
+                // current snapshot, under the same document root (see [`ReadCollector::begin`]),
+                // and reloads of a provider do not overlap, so this is never another.
+                let text = self
+                    .records_text()
+                    .ok_or_else(|| GraphError::new(Code::Internal))?;
                 let records: Vec<&RawValue> =
-                    serde_json::from_str(&text).map_err(|_| contract("capabilities_required"))?;
+                    serde_json::from_str(text).map_err(|_| contract("capabilities_required"))?;
                 let ids: Vec<Option<Box<str>>> = records
                     .iter()
                     .map(|r| {

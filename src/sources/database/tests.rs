@@ -869,10 +869,15 @@ fn a_view_offering_changed_since_is_read_for_the_changes_only_and_gives_what_a_f
     let ((records, streams), (after, after_streams), changes) = before_and_after();
     let offers = ["neighbors", "changedSince"];
     let (_, _, first) = read_at("r1", &offers, None, store(records, streams, 100));
-    let first = first.unwrap();
+    let before = built(&first.unwrap()).unwrap();
     let known = (
-        first.identity(),
-        first.kept().expect("the records are kept"),
+        before.source.as_deref().cloned().unwrap(),
+        before
+            .kept
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the records are kept"),
     );
     // The changes, in pages of two; then the streams of what they touched: b and e
     // themselves, a (b's and c's parent before) and d (e's relation now).
@@ -891,26 +896,26 @@ fn a_view_offering_changed_since_is_read_for_the_changes_only_and_gives_what_a_f
         calls[0]["args"],
         json!(["r1", { "limit": SCAN_PAGE_LIMIT, "maxBytes": PAGE_MAX_BYTES }])
     );
-    // The same snapshot as a full read of the definitions now, and the same records kept.
+    // The same snapshot as a full read of the definitions now, and the same records kept
+    // with it.
     let incremental = incremental.unwrap();
     let (_, _, full) = read_at("r2", &offers, None, store(after, after_streams, 100));
     let full = full.unwrap();
-    assert_eq!(revision_of(&incremental), revision_of(&full));
+    let snapshot = incremental
+        .snapshot_after("p", &roots(), Some(&before), Default::default())
+        .unwrap();
+    assert_eq!(snapshot.static_revision, revision_of(&full));
     assert_eq!(incremental.identity(), full.identity());
-    let (kept, whole) = (incremental.kept().unwrap(), full.kept().unwrap());
-    let listed = |k: &KeptRecords| -> Vec<(String, Box<str>, u32)> {
-        (0..k.records.len())
-            .map(|i| {
-                (
-                    k.record(i).to_owned(),
-                    k.records[i].id.clone(),
-                    k.records[i].declared,
-                )
-            })
-            .collect()
-    };
-    assert_eq!(listed(&kept), listed(&whole));
-    assert_eq!(kept.whole_text(), whole.whole_text());
+    let kept = incremental.kept().unwrap().published(&snapshot).unwrap();
+    let whole = full
+        .kept()
+        .unwrap()
+        .published(&built(&full).unwrap())
+        .unwrap();
+    assert_eq!(
+        (kept.records, kept.targets, kept.bounds),
+        (whole.records, whole.targets, whole.bounds)
+    );
 }
 
 #[test]
@@ -949,15 +954,18 @@ fn changes_are_checked_like_scans_and_the_streams_they_touch_like_every_stream()
         None,
         store(records, streams, 100),
     );
-    let first = first.unwrap();
-    let known = (first.identity(), first.kept().unwrap());
+    let before = built(&first.unwrap()).unwrap();
+    let known = (
+        before.source.as_deref().cloned().unwrap(),
+        before.kept.lock().unwrap().clone().unwrap(),
+    );
     let refused = |offers: &[&str], changes: Vec<Value>, streams: &Value| {
         let answer = with_changes(changes, 100, store(after.clone(), streams.clone(), 100));
         let (_, next, read) = read_at("r2", offers, Some(&known), answer);
         assert_eq!(next, Next::Done);
         let e = read
             .unwrap()
-            .validate("p", &roots())
+            .validate_after("p", &roots(), Some(&before))
             .err()
             .expect("refused");
         assert_eq!(
@@ -1244,7 +1252,8 @@ fn built(read: &DatabaseRead) -> std::result::Result<crate::snapshot::ProviderSn
         crate::snapshot::AuthorityKind::Database,
         Default::default(),
     );
-    *s.kept.lock().unwrap() = read.kept();
+    // Kept as a published snapshot keeps them: without their text.
+    *s.kept.lock().unwrap() = read.kept().and_then(|k| k.published(&s)).map(Arc::new);
     s.source = Some(Arc::new(read.identity()));
     Ok(s)
 }
@@ -1384,28 +1393,42 @@ fn an_incremental_read_validates_only_the_changed_records_and_refuses_what_a_ful
 }
 
 #[test]
-fn records_of_another_snapshot_or_document_root_are_checked_again() {
-    use crate::opcount::{count, reset, Op};
-    let (_, before) = twenty();
-    let known = (
-        before.source.as_deref().cloned().unwrap(),
-        before.kept.lock().unwrap().clone().unwrap(),
-    );
+fn what_changed_is_read_only_against_the_snapshot_and_document_root_it_was_kept_with() {
+    let (records, before) = twenty();
+    let kept = before.kept.lock().unwrap().clone().unwrap();
+    let known = (before.source.as_deref().cloned().unwrap(), kept);
     let changes = vec![json!({ "capabilityId": "c03", "removed": true })];
     let answer = with_changes(changes, 10, store(Vec::new(), json!({}), 100));
     let (_, _, read) = read_at("r2", &["changedSince"], Some(&known), answer);
     let read = read.unwrap();
-    // The snapshot given is not the one whose records the changes were applied to.
+    // The records it took unchanged are the snapshot's: it validates against that one only.
+    read.validate_after("p", &roots(), Some(&before)).unwrap();
     let (_, other) = twenty();
-    reset();
-    read.validate_after("p", &roots(), Some(&other)).unwrap();
-    assert_eq!(count(Op::RecordChecked), 19);
-    // Records checked under another document root are checked again.
-    let mut moved = before;
-    moved.source = Some(Arc::new(json!({ "knowledgeRoot": "/elsewhere" })));
-    reset();
-    read.validate_after("p", &roots(), Some(&moved)).unwrap();
-    assert_eq!(count(Op::RecordChecked), 19);
+    let refused = read
+        .validate_after("p", &roots(), Some(&other))
+        .err()
+        .unwrap();
+    assert_eq!(refused.code(), Code::Internal);
+    // A view naming another document root is read whole: records checked under the old one
+    // are checked again.
+    let mut moved = known.clone();
+    moved.0["knowledgeRoot"] = json!("/elsewhere");
+    let (calls, next, read) = read_at(
+        "r2",
+        &["changedSince"],
+        Some(&moved),
+        store(records, json!({}), 100),
+    );
+    assert_eq!(next, Next::Done);
+    assert_eq!(names(&calls), ["scanCapabilities"]);
+    assert_eq!(
+        read.unwrap()
+            .validate("p", &roots())
+            .unwrap()
+            .capabilities
+            .len(),
+        20
+    );
 }
 
 /// Whether two snapshots serve the same: the static revision, the provider, every
@@ -1658,39 +1681,37 @@ fn a_rewritten_record_s_touched_streams_are_checked_against_the_snapshot_it_give
 }
 
 #[test]
-fn records_taken_unchanged_stay_in_the_text_they_were_read_in_and_few_texts_are_shared() {
+fn a_published_snapshot_keeps_its_records_without_their_text_and_each_reload_only_what_it_read() {
     let (records, first) = twenty();
-    let mut known = (
-        first.source.as_deref().cloned().unwrap(),
-        first.kept.lock().unwrap().clone().unwrap(),
-    );
-    let read_whole = known.1.texts[0].clone();
-    let mut now = records.clone();
-    // Forty reloads, each renaming one of four records, each read against the records before
-    // it: the text of the first read stays mostly records kept.
+    let kept = first.kept.lock().unwrap().clone().unwrap();
+    assert!(kept.text.is_empty() && kept.records.len() == 20);
+    let (mut snapshot, mut now) = (first, records);
+    // Forty reloads, each renaming one of four records, each read against the snapshot before
+    // it: each one's records before publishing are its own text and the snapshot's records,
+    // and the snapshot it gives is the one a whole read gives.
     for round in 0..40usize {
         let i = round % 4;
-        let renamed = {
-            let mut r = now[i].clone();
-            r["name"] = json!(format!("Renamed {round}"));
-            r
-        };
-        now[i] = renamed.clone();
-        let since = known.0["sourceRevision"].as_str().unwrap().to_owned();
+        now[i]["name"] = json!(format!("Renamed {round}"));
+        let renamed = now[i].clone();
+        let known = (
+            snapshot.source.as_deref().cloned().unwrap(),
+            snapshot.kept.lock().unwrap().clone().unwrap(),
+        );
         let changes =
             json!({ "items": [{ "capabilityId": renamed["capabilityId"], "record": renamed }] });
-        let answer = |call: &Value| {
-            assert_eq!(
-                (call["call"].as_str(), call["args"][0].as_str()),
-                (Some("changedSince"), Some(since.as_str()))
-            );
-            changes.clone()
-        };
         let revision = format!("r{}", round + 2);
-        let (_, next, read) = read_at(&revision, &["changedSince"], Some(&known), answer);
+        let (_, next, read) = read_at(&revision, &["changedSince"], Some(&known), |_| {
+            changes.clone()
+        });
         assert_eq!(next, Next::Done);
-        let kept = read.as_ref().unwrap().kept().unwrap();
-        // The same records as a whole read of the definitions now.
+        let read = read.unwrap();
+        let kept = read.kept().unwrap();
+        // The one record it read, as a JSON array.
+        assert_eq!(kept.text, format!("[{renamed}]"), "{round}");
+        assert!(!kept.whole, "{round}");
+        let mut next = read
+            .snapshot_after("p", &roots(), Some(&snapshot), Default::default())
+            .unwrap();
         let (_, _, whole) = read_at(
             &revision,
             &["changedSince"],
@@ -1698,13 +1719,14 @@ fn records_taken_unchanged_stay_in_the_text_they_were_read_in_and_few_texts_are_
             store(now.clone(), json!({}), 100),
         );
         assert_eq!(
-            kept.whole_text(),
-            whole.unwrap().kept().unwrap().whole_text(),
+            next.static_revision,
+            revision_of(&whole.unwrap()),
             "{round}"
         );
-        assert!(kept.texts.len() <= 1 + 8, "{round}");
-        // Most records are still those of the first read, in the text it read them in.
-        assert!(Arc::ptr_eq(&kept.texts[0], &read_whole), "{round}");
-        known = (read.unwrap().identity(), kept);
+        let published = kept.published(&next).unwrap();
+        assert!(published.text.is_empty(), "{round}");
+        *next.kept.lock().unwrap() = Some(Arc::new(published));
+        next.source = Some(Arc::new(read.identity()));
+        snapshot = next;
     }
 }
