@@ -1681,6 +1681,44 @@ fn a_rewritten_record_s_touched_streams_are_checked_against_the_snapshot_it_give
 }
 
 #[test]
+fn published_records_name_the_relations_their_text_declared() {
+    let (records, _) = twenty();
+    let (_, _, read) = read_at(
+        "r1",
+        &["changedSince"],
+        None,
+        store(records, json!({}), 100),
+    );
+    let read = read.unwrap();
+    let as_read = read.kept().unwrap();
+    let published = as_read.published(&built(&read).unwrap()).unwrap();
+    assert!(published.text.is_empty());
+    for i in 0..20 {
+        assert_eq!(published.record(i), "");
+        assert_eq!(published.targets_of(i), as_read.targets_of(i), "record {i}");
+    }
+    let named = |i: usize, r: usize| {
+        let mut ids: Vec<String> = published.targets_of(i)[r].iter().cloned().collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(named(5, 0), ["c00"]);
+    assert_eq!(named(5, 3), ["c04"]);
+    assert_eq!(named(7, 2), ["c06"]);
+    assert!(named(0, 0).is_empty());
+    // Not the snapshot of these records: nothing is kept.
+    let (_, _, other) = read_at(
+        "r1",
+        &["changedSince"],
+        None,
+        store(vec![rec("x", json!({}))], json!({}), 100),
+    );
+    assert!(as_read
+        .published(&built(&other.unwrap()).unwrap())
+        .is_none());
+}
+
+#[test]
 fn a_published_snapshot_keeps_its_records_without_their_text_and_each_reload_only_what_it_read() {
     let (records, first) = twenty();
     let kept = first.kept.lock().unwrap().clone().unwrap();
