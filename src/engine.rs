@@ -119,11 +119,6 @@ impl Engine {
     /// with their snapshots.
     pub fn open_reads(config_json: &str, databases: DatabaseReads) -> Result<Engine> {
         let mut config = parse_config(config_json)?;
-        // The adapter's spent buffers, freed by JavaScript while the read grew, go back before
-        // validation allocates the snapshots: else an open's peak holds them beside its own.
-        if databases.any_read_whole() {
-            crate::memory::release_free_memory();
-        }
         let mut databases = database_reads(databases);
         let jobs: Vec<_> = config
             .providers
@@ -583,9 +578,6 @@ impl Engine {
         let targets = self
             .reload_targets(args)
             .map_err(|e| e.in_verb(verb_phase("reload")))?;
-        if databases.any_read_whole() {
-            crate::memory::release_free_memory();
-        }
         let mut databases = database_reads(databases);
         self.store.serialized(|| {
             let mut unchanged = Vec::new();
@@ -897,6 +889,11 @@ fn take_read(
 
 /// What the JS layer read from database authorities, by provider ID.
 fn database_reads(reads: DatabaseReads) -> BTreeMap<String, DatabaseRead> {
+    // The adapter's spent buffers, freed by JavaScript while the read grew, go back before
+    // validation allocates the snapshots: else a load's peak holds them beside its own.
+    if reads.any_read_whole() {
+        crate::memory::release_free_memory();
+    }
     let DatabaseReads {
         json,
         mut kept,

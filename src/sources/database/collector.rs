@@ -603,9 +603,10 @@ impl ReadCollector {
         } else {
             Edges::Records
         };
-        if let Some(known) = self.known.get(provider_id) {
-            let opened: Value = serde_json::from_str(context).map_err(internal)?;
-            let identity = identity_of(&opened);
+        let opened: Value = serde_json::from_str(context).map_err(internal)?;
+        let identity = identity_of(&opened);
+        let known = self.known.get(provider_id);
+        if let Some(known) = known {
             if identity == *known {
                 self.current = None;
                 let read = text(&serde_json::json!({ "unchanged": identity }))?;
@@ -617,17 +618,12 @@ impl ReadCollector {
         let fields: BTreeMap<String, &RawValue> =
             serde_json::from_str(context).map_err(internal)?;
         let bytes = fields.get("provider").map_or(0, |p| p.get().len() as u64);
-        let since = self
-            .known
-            .get(provider_id)
+        let since = known
             .and_then(|k| k.get("sourceRevision"))
             .and_then(Value::as_str);
         // What changed is read only under the document root the current snapshot was read
         // with: records checked under another are checked again, which takes their text.
-        let same_root = self.known.get(provider_id).map(|k| &k["knowledgeRoot"])
-            == Some(
-                &identity_of(&serde_json::from_str(context).map_err(internal)?)["knowledgeRoot"],
-            );
+        let same_root = known.map(|k| &k["knowledgeRoot"]) == Some(&identity["knowledgeRoot"]);
         let changes = match (keep && same_root, since, self.records.get(provider_id)) {
             (true, Some(since), Some(base)) => Some(Changes {
                 base: base.clone(),
@@ -1019,21 +1015,11 @@ impl ReadCollector {
     /// JavaScript's collector as memory this object keeps alive, after every page: so it costs
     /// the same however much was read (no walk over the records).
     pub fn held_bytes(&self) -> usize {
-        let scanned = |s: &Scanned| match s {
-            Scanned::Edges(edges) => edges.capacity() * std::mem::size_of::<(u32, u32, u32)>(),
-            Scanned::Json(text) => text.capacity(),
-        };
         let pending = self.current.as_ref().map_or(0, |p| {
-            let relations = match &p.relations {
-                ScanItems::Edges(edges) => {
-                    edges.capacity() * std::mem::size_of::<(u32, u32, u32)>()
-                }
-                ScanItems::Text(text) => text.capacity(),
-            };
             p.records.capacity()
                 + p.ids.capacity() * std::mem::size_of::<Option<Box<str>>>()
                 + p.spans.capacity() * std::mem::size_of::<(Option<(usize, usize)>, u32)>()
-                + relations
+                + p.relations.bytes()
                 + p.streams.capacity()
         });
         // The text each kept read holds (an incremental read: only the records it read).
@@ -1042,7 +1028,8 @@ impl ReadCollector {
             .texts
             .values()
             .map(|(records, scan)| {
-                records.as_ref().map_or(0, String::capacity) + scan.as_ref().map_or(0, scanned)
+                records.as_ref().map_or(0, String::capacity)
+                    + scan.as_ref().map_or(0, Scanned::bytes)
             })
             .sum();
         pending + kept + texts + self.done.iter().map(|(_, read)| read.len()).sum::<usize>()

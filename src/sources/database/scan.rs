@@ -17,6 +17,21 @@ pub enum ScanItems {
     Text(String),
 }
 
+/// Heap bytes of a scan's items kept as edges.
+fn edge_bytes(edges: &Vec<(u32, u32, u32)>) -> usize {
+    edges.capacity() * std::mem::size_of::<(u32, u32, u32)>()
+}
+
+impl ScanItems {
+    /// Heap bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        match self {
+            ScanItems::Edges(edges) => edge_bytes(edges),
+            ScanItems::Text(text) => text.capacity(),
+        }
+    }
+}
+
 impl Default for ScanItems {
     fn default() -> Self {
         ScanItems::Edges(Vec::new())
@@ -96,6 +111,14 @@ pub enum Scanned {
 }
 
 impl Scanned {
+    /// Heap bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        match self {
+            Scanned::Edges(edges) => edge_bytes(edges),
+            Scanned::Json(text) => text.capacity(),
+        }
+    }
+
     /// The scan as a JSON array of its items; `id` names the record at a position.
     pub(super) fn json<'a>(&self, id: impl Fn(u32) -> &'a str) -> Result<String> {
         match self {
