@@ -366,7 +366,7 @@ impl DatabaseRead {
                 // and reloads of a provider do not overlap, so this is never another.
                 let text = self
                     .records_text()
-                    .ok_or_else(|| GraphError::new(Code::Internal))?;
+                    .ok_or_else(|| GraphError::new(Code::Internal).with_phase(Phase::Load))?;
                 let records: Vec<&RawValue> =
                     serde_json::from_str(text).map_err(|_| contract("capabilities_required"))?;
                 let ids: Vec<Option<Box<str>>> = records

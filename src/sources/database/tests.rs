@@ -1408,7 +1408,14 @@ fn what_changed_is_read_only_against_the_snapshot_and_document_root_it_was_kept_
         .validate_after("p", &roots(), Some(&other))
         .err()
         .unwrap();
-    assert_eq!(refused.code(), Code::Internal);
+    assert_eq!(
+        (refused.code(), refused.phase(), refused.next_action()),
+        (
+            Code::Internal,
+            Phase::Load,
+            Some(crate::error::NextAction::ContactAdmin)
+        )
+    );
     // A view naming another document root is read whole: records checked under the old one
     // are checked again.
     let mut moved = known.clone();
