@@ -10,6 +10,16 @@ import { GraphError } from '@devcodex/capability-graph';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const seedRoot = path.join(repoRoot, 'examples', 'seed-provider');
 
+/**
+ * Whether the encoder's weights are built in this clone (`npm run build:model`). `npm ci` links
+ * the weights package whether or not they are, so its package.json proves nothing: the files do.
+ */
+export const modelBuilt = ['model.bin', 'vocab.txt', 'model.json'].every((f) => fs.existsSync(path.join(repoRoot, 'packages', 'minilm', f)));
+
+/** The `skip` option of a test that needs the weights: false where they are built or
+ *  `CG_REQUIRE_MODEL=1` requires them, else one line naming what to run. */
+export const needsModel = modelBuilt || process.env.CG_REQUIRE_MODEL === '1' ? false : 'the encoder\'s weights are not built: run `npm run build:model`';
+
 export const seedSource = () => ({
   providerId: 'seed.http',
   authority: { kind: 'file', rootDir: seedRoot, definitionLayout: 'directory' },

@@ -8,11 +8,10 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from './helpers.mjs';
+import { needsModel, repoRoot } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const MINILM = '@devcodex/capability-graph-minilm';
-const built = fs.existsSync(path.join(repoRoot, 'packages', 'minilm', 'model.json'));
 
 /** A copy of this package's JS layer installed in `dir` (no native binary: none is needed). */
 function installMain(dir) {
@@ -84,7 +83,7 @@ test('the weights package resolves beside the main package, or else from the hos
   assertUnavailable(resolveIn(lib, dir), dir);
 });
 
-test('the built weights package exports its folder, id and hash', { skip: !built && process.env.CG_REQUIRE_MODEL !== '1' && 'run `npm run build:model`' }, () => {
+test('the built weights package exports its folder, id and hash', { skip: needsModel }, () => {
   const model = require(MINILM);
   const dir = fs.realpathSync(path.join(repoRoot, 'packages', 'minilm'));
   assert.equal(fs.realpathSync(model.modelDir), dir);

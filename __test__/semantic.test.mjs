@@ -5,10 +5,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { CapabilityGraph, GraphError, lexicalExecutor, semanticExecutor } from '@devcodex/capability-graph';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { cap, inline, projectWithoutModel, rejectsWith, seedSource } from './helpers.mjs';
+import { cap, inline, needsModel, projectWithoutModel, rejectsWith, seedSource } from './helpers.mjs';
 
 /** Words that mean the same thing share one dimension: a tiny stand-in for a sentence encoder. */
 const CONCEPTS = [
@@ -263,18 +260,7 @@ test('without an embedder and without the model package, open works and match sa
   }
 });
 
-/** Whether the model package resolves here with its weights built. */
-function modelInstalled() {
-  try {
-    const dir = path.dirname(createRequire(import.meta.url).resolve('@devcodex/capability-graph-minilm/package.json'));
-    return existsSync(path.join(dir, 'model.json'));
-  } catch {
-    return false;
-  }
-}
-const modelBuilt = modelInstalled();
-
-test('with the model package, the first-party encoder builds the vectors in the engine and finds what a request means', { skip: !modelBuilt && 'run `npm run build:model`' }, async () => {
+test('with the model package, the first-party encoder builds the vectors in the engine and finds what a request means', { skip: needsModel }, async () => {
   const g = await CapabilityGraph.open({ providers: [seedSource()], executor: semanticExecutor() });
   const r = await g.match({ intent: 'validate the request body before the handler runs' });
   assert.equal(r.matches[0].qualifiedId, 'seed.http::route.validation');

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CapabilityGraph, lexicalExecutor, providerFromTools } from '@devcodex/capability-graph';
 import { createToolServer, TOOLS } from '../examples/tool-search/server.mjs';
-import { throwsWith } from './helpers.mjs';
+import { modelBuilt, throwsWith } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const options = (tools, extra = {}) => ({ providerId: 'host.tools', name: 'Host tools', tools, ...extra });
@@ -146,15 +146,8 @@ test('the tool-search evaluation: at least 60 requests, each naming one of the 1
   const { spawnSync } = await import('node:child_process');
   const script = new URL('../bench/eval-tool-search.mjs', import.meta.url).pathname;
   const run = spawnSync(process.execPath, [script, '--executor=semantic'], { encoding: 'utf8', timeout: 60_000 });
-  const { createRequire } = await import('node:module');
   const hasSemantic = typeof (await import('@devcodex/capability-graph')).semanticExecutor === 'function';
-  let hasModel = true;
-  try {
-    createRequire(import.meta.url).resolve('@devcodex/capability-graph-minilm/package.json');
-  } catch {
-    hasModel = false;
-  }
-  if (hasSemantic && hasModel) {
+  if (hasSemantic && modelBuilt) {
     assert.equal(run.status, 0, run.stderr);
   } else {
     assert.equal(run.status, 1);

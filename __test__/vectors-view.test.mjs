@@ -5,11 +5,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CapabilityGraph, readVectorsFile, semanticExecutor } from '@devcodex/capability-graph';
-import { rejectsWith, repoRoot, throwsWith } from './helpers.mjs';
+import { needsModel, rejectsWith, repoRoot, throwsWith } from './helpers.mjs';
 import { vectors } from './fixtures/words-embedder.mjs';
 
 /** The embedder module the CLI loads, the one this process embeds with. */
@@ -303,8 +303,7 @@ test('status() and readVectorsFile() reject what they cannot take', async () => 
   throwsWith(() => readVectorsFile(new Uint8Array([1, 2, 3])), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'bytes' });
 });
 
-const modelBuilt = existsSync(path.join(repoRoot, 'packages', 'minilm', 'model.json'));
-test('with the first-party encoder, a view\'s current entries are used before it loads: none embedded', { skip: !modelBuilt && process.env.CG_REQUIRE_MODEL !== '1' && 'run `npm run build:model`' }, async () => {
+test('with the first-party encoder, a view\'s current entries are used before it loads: none embedded', { skip: needsModel }, async () => {
   const few = records.slice(0, 6);
   // The entries the CLI writes with the first-party encoder (no embedder configured).
   const dir = mkdtempSync(path.join(tmpdir(), 'cg-vview-model-'));
