@@ -15,11 +15,11 @@ import { repoRoot } from './helpers.mjs';
 const PAGES = ['README.md', ...fs.readdirSync(path.join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
 const NOT_RUN = /^\/\/ Not run: \S.*$/;
 
-/** Every ```js / ```ts block of a page, with the page and the line it starts on. */
+/** Every ```js / ```ts / ```cjs block of a page, with the page and the line it starts on. */
 function codeBlocks(page) {
   const text = fs.readFileSync(path.join(repoRoot, page), 'utf8');
   const blocks = [];
-  const fence = /^```(js|ts|mjs|mts)\n([\s\S]*?)^```$/gm;
+  const fence = /^```(js|ts|mjs|mts|cjs)\n([\s\S]*?)^```$/gm;
   for (let m; (m = fence.exec(text)); ) {
     blocks.push({ page, lang: m[1], code: m[2], line: text.slice(0, m.index).split('\n').length });
   }
@@ -28,7 +28,7 @@ function codeBlocks(page) {
 
 const blocks = PAGES.flatMap(codeBlocks);
 /** The temporary file of a block names its page and line, so errors can be traced back. */
-const fileOf = (b) => `block-${b.page.replace(/[/.]/g, '_')}-${b.line}.${b.lang.startsWith('t') ? 'mts' : 'mjs'}`;
+const fileOf = (b) => `block-${b.page.replace(/[/.]/g, '_')}-${b.line}.${b.lang === 'cjs' ? 'cjs' : b.lang.startsWith('t') ? 'mts' : 'mjs'}`;
 const where = (b) => `${b.page}:${b.line}`;
 
 /** A consumer project that installed the package (linked, as npm links a local package). */
@@ -76,7 +76,7 @@ test('every README and docs/ code block type-checks under --strict (nodenext, ch
     const run = spawnSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8' });
     // Name the page line of each error instead of the temporary file's.
     const byFile = new Map(blocks.map((b) => [fileOf(b), b]));
-    const report = (run.stdout + run.stderr).replace(/(block-[\w-]+\.m[jt]s)\((\d+),(\d+)\)/g, (all, file, l, c) => {
+    const report = (run.stdout + run.stderr).replace(/(block-[\w-]+\.[mc][jt]s)\((\d+),(\d+)\)/g, (all, file, l, c) => {
       const b = byFile.get(file);
       return b ? `${b.page}:${b.line + Number(l)}:${c}` : all;
     });
@@ -91,7 +91,7 @@ test('every README and docs/ code block not marked otherwise runs against the sh
   try {
     blocks.forEach((b, i) => {
       if (NOT_RUN.test(b.code.split('\n')[0])) return;
-      assert.ok(b.lang.startsWith('j'), `${where(b)}: a block that runs is JavaScript`);
+      assert.ok(/^[mc]?js$/.test(b.lang), `${where(b)}: a block that runs is JavaScript`);
       const run = spawnSync(process.execPath, [files[i]], { cwd: dir, encoding: 'utf8', timeout: 60_000, input: '' });
       assert.equal(run.status, 0, `${where(b)} exited ${run.status}\n${run.stdout}${run.stderr}`);
     });
