@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { CapabilityGraph, GraphError, lexicalExecutor } from '@devcodex/capability-graph';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { cap, inline, rejectsWith, repoRoot, seedSource, throwsWith } from './helpers.mjs';
+import { cap, inline, needsModel, rejectsWith, repoRoot, seedSource, throwsWith } from './helpers.mjs';
 
 const providers = () => [inline('acme', [cap('a', { requires: ['b'] }), cap('b'), cap('c')]), inline('beta', [cap('x')])];
 const withExecutor = (match, extra = {}) => CapabilityGraph.open({ providers: providers(), executor: { id: 'test', match }, ...extra });
@@ -348,7 +348,7 @@ const SEMANTIC = {
 // on a release build (docs/match-and-executors.md): embedding 10,000 generated capabilities with
 // the debug build this suite runs would take most of an hour.
 
-test('the semantic executor holds its floor on the held-out intents', async (t) => {
+test('the semantic executor holds its floor on the held-out intents', { skip: needsModel }, async (t) => {
   const { evaluate, makeExecutor } = await import('../bench/eval-match.mjs');
   const required = process.env.CG_REQUIRE_MODEL === '1';
   const made = makeExecutor('semantic');
