@@ -1,7 +1,7 @@
 // The demo: what an agent sees when it works through the bundled seed provider with the
 // built-in lexical executor — entry points, relations, details, a selection, its documents, and
-// a match from a user's words, and a paraphrase the semantic executor finds when its model
-// package is installed. Every step pins the revision the first step returned.
+// a match from a user's words, and a paraphrase the semantic executor finds when the encoder's
+// weights are built. Every step pins the revision the first step returned.
 import { fileURLToPath } from 'node:url';
 import { CapabilityGraph, GraphError, lexicalExecutor, providerFromTools, semanticExecutor } from '@devcodex/capability-graph';
 import { TOOLS } from './tool-search/tools.mjs';
@@ -56,7 +56,7 @@ try {
   }
 
   step(8, 'A paraphrase, with the semantic executor');
-  await semanticStep('turn away malformed input before my code ever sees it');
+  await semanticStep('refuse broken JSON sent by clients');
 
   step(9, 'A mistake, as the agent gets it');
   try {
@@ -77,8 +77,9 @@ try {
   await graph.close();
 }
 
-/** The semantic executor finds what the words mean; it needs the model package (the first-party
- *  encoder's weights), so without it the demo says what to install. */
+/** The semantic executor finds what the words mean, here a request that shares no word with the
+ *  capability it needs; it needs the encoder's weights, so without them the demo says how to
+ *  build them. */
 async function semanticStep(intent) {
   const semantic = await CapabilityGraph.open({
     providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir, definitionLayout: 'directory' } }],
@@ -92,7 +93,8 @@ async function semanticStep(intent) {
     if (lexical) show(`   (the lexical executor: ${lexical.status})`);
   } catch (error) {
     if (!(error instanceof GraphError) || error.details?.package === undefined) throw error;
-    show(`not shown: the semantic executor needs ${error.details.package} (npm install ${error.details.package})`);
+    // Until a release publishes the weights package, only a clone can build it.
+    show(`not shown: the semantic executor needs the encoder's weights, ${error.details.package}; in a clone of the repository, \`npm run build:model\` builds them`);
   } finally {
     await semantic.close();
   }
