@@ -86,10 +86,12 @@ const rejection = (promise, what) =>
     () => assert.fail(`${what}: published`),
     (error) => error,
   );
-/** The error the engine's file source gives for `dir` read as the seed provider. */
-const fileSourceError = (dir, providerId = 'seed.http') =>
+/** `dir` as the seed provider's files. */
+const asFiles = (dir) => ({ providerId: 'seed.http', authority: { kind: 'file', rootDir: dir, definitionLayout: 'directory' } });
+/** The error the engine's file source gives for `dir`. */
+const fileSourceError = (dir) =>
   rejection(
-    CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'file', rootDir: dir, definitionLayout: 'directory' } }] }).then(async (graph) => {
+    CapabilityGraph.open({ providers: [asFiles(dir)] }).then(async (graph) => {
       await graph.close();
     }),
     `${dir} as files`,
@@ -155,7 +157,7 @@ test('publish() refuses a folder the way the file source does, by its code and r
   await t.test('a byte order mark, which the file source drops', async () => {
     // Published like the file without it.
     const marked = seedCopy((d) => writeFileSync(definition(d, 'route.json'), `\ufeff${readFileSync(definition(d, 'route.json'), 'utf8')}`));
-    const files = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: marked, definitionLayout: 'directory' } }] });
+    const files = await CapabilityGraph.open({ providers: [asFiles(marked)] });
     try {
       assert.equal((await publish(db, marked)).staticRevision, (await files.listProviders()).items[0].staticRevision);
     } finally {
