@@ -154,6 +154,11 @@ test('publish() refuses a folder the way the file source does, by its code and r
     assert.deepEqual(missing.toJSON(), { code: 'CG_CONFIG_INVALID', phase: 'load', message: 'Configuration is invalid', nextAction: 'check_config', details: { path: 'providerDir', expected: 'readable directory' } });
     assert.deepEqual(await seedRevision(db), before);
   });
+  await t.test('a provider.json linked inside the folder, which the file source follows', async () => {
+    const linked = seedCopy((d) => (renameSync(path.join(d, 'provider.json'), path.join(d, 'manifest.json')), symlinkSync('manifest.json', path.join(d, 'provider.json'))));
+    assert.equal((await publish(db, linked)).providerId, 'seed.http');
+    assert.deepEqual(await seedRevision(db), before);
+  });
   await t.test('a byte order mark, which the file source drops', async () => {
     // Published like the file without it.
     const marked = seedCopy((d) => writeFileSync(definition(d, 'route.json'), `\ufeff${readFileSync(definition(d, 'route.json'), 'utf8')}`));

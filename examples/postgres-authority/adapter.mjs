@@ -376,8 +376,10 @@ const SEPARATOR = '\x1e';
 /** A `\u0000` escape (after an even run of backslashes, so not the text `\\u0000`): the engine
  *  accepts U+0000 in a string, but jsonb cannot store it. */
 const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
-/** Opened without following a link, and without blocking on a FIFO swapped in meanwhile. */
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** Opened without blocking on a FIFO swapped in meanwhile; a definition file (refused as a link
+ *  when it was listed) also without following a link swapped in. */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+const NO_LINK = constants.O_NOFOLLOW;
 /** Decodes UTF-8 as the file source does: a leading byte order mark dropped, bad bytes refused. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 /** The engine that validates a publish: rows it validated are not validated again by itself. */
@@ -445,15 +447,15 @@ async function publishFailure(error, providerDir, providerId) {
 const fileChanged = (providerId, file) => new GraphError({ code: 'CG_DEFINITION_INVALID', phase: 'load', details: { providerId, file, reason: 'file_changed_while_reading' } });
 
 /**
- * `file` whole, if it is a regular file (never through a link) of at most `maxBytes`: `{ bytes }`,
- * `{ tooLarge: true }`, or undefined when it cannot be read. Its size is checked on the open
- * handle before anything is read, and one byte more than it is asked for, so a file that grows
- * meanwhile is not read whole.
+ * `file` whole, if it is a regular file of at most `maxBytes` (reached through a link only when
+ * `follow`): `{ bytes }`, `{ tooLarge: true }`, or undefined when it cannot be read. Its size is
+ * checked on the open handle before anything is read, and one byte more than it is asked for,
+ * so a file that grows meanwhile is not read whole.
  */
-function readBounded(file, maxBytes) {
+function readBounded(file, maxBytes, follow = false) {
   let fd;
   try {
-    fd = openSync(file, OPEN_FLAGS);
+    fd = openSync(file, OPEN_FLAGS | (follow ? 0 : NO_LINK));
   } catch {
     return undefined;
   }
@@ -473,8 +475,8 @@ function readBounded(file, maxBytes) {
 }
 
 /** The text of the folder's file `rel` (within the file source's budget, as UTF-8), else Refused. */
-function readText(providerDir, rel) {
-  const read = readBounded(path.join(providerDir, rel), RECORD_MAX_BYTES);
+function readText(providerDir, rel, follow = false) {
+  const read = readBounded(path.join(providerDir, rel), RECORD_MAX_BYTES, follow);
   try {
     if (read?.bytes) return UTF8.decode(read.bytes);
   } catch {
@@ -500,7 +502,8 @@ function readManifest(providerDir) {
     // missing: refused below
   }
   if (!folder) throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'load', details: { path: 'providerDir', expected: 'readable directory' } });
-  const text = readText(providerDir, 'provider.json');
+  // The file source follows a link here (while it stays inside the folder).
+  const text = readText(providerDir, 'provider.json', true);
   let provider;
   try {
     provider = JSON.parse(text);
