@@ -3,11 +3,11 @@
 // changed only what changed since (changedSince, from the change log publish() and the
 // triggers keep); queries never reach the database. publish() writes a provider folder into
 // the tables.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { opendir, readFile } from 'node:fs/promises';
+import { opendir } from 'node:fs/promises';
 import path from 'node:path';
-import { CapabilityGraph, readVectorsFile } from '@devcodex/capability-graph';
+import { CapabilityGraph, GraphError, readVectorsFile } from '@devcodex/capability-graph';
 
 /** Inverse neighbour kinds, each read from the forward relation it mirrors. */
 const INVERSE = { children: 'parents', specializedBy: 'specializes', relatedBy: 'related', requiredBy: 'requires' };
@@ -35,7 +35,8 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'records', c
   return {
     id: 'postgres',
     async openView(providerId) {
-      const client = await pool.connect();
+      const lent = await borrow(pool);
+      const { client } = lent;
       try {
         // Every page the engine asks for must come from one snapshot, or it could see half a
         // publish; REPEATABLE READ fixes the snapshot at the first query, just below.
@@ -45,9 +46,9 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'records', c
         const { rows } = await client.query('SELECT record, revision FROM cg_providers WHERE provider_id = $1', [providerId]);
         if (rows.length === 0) throw new Error(`provider ${providerId} is not in the database`);
         const root = typeof knowledgeRootDir === 'function' ? knowledgeRootDir(providerId) : knowledgeRootDir;
-        return openedView(client, providerId, rows[0], { knowledgeRootDir: root, edges, changedSince, own: true });
+        return openedView(lent, providerId, rows[0], { knowledgeRootDir: root, edges, changedSince, own: true });
       } catch (error) {
-        client.release(error); // a half-open transaction is not worth returning to the pool
+        lent.release(error); // a half-open transaction is not worth returning to the pool
         throw error;
       }
     },
@@ -83,6 +84,35 @@ export function postgresAuthority(pool, { knowledgeRootDir, edges = 'records', c
           .then(() => client.query(`LISTEN ${CHANNEL}`))
           .then(() => ended || onChange(), end);
       });
+    },
+  };
+}
+
+/**
+ * A client of `pool`, lent for as long as a view or a publish needs it, with `release(error?)`
+ * to give it back. pg-pool takes its own 'error' listener off a client it lends, and a client
+ * that emits 'error' with no listener throws it from the socket's callback, which ends the host
+ * process: a backend terminated meanwhile (a restart, a failover, `pg_terminate_backend`) must
+ * fail the call it serves, never the process. `lost` is that error: every query after it fails
+ * anyway, and the client is dropped, not returned to the pool.
+ */
+async function borrow(pool) {
+  const client = await pool.connect();
+  let lost;
+  // Kept on a dropped client: one that failed may report again while it ends.
+  const onError = (error) => {
+    lost ??= error;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    get lost() {
+      return lost;
+    },
+    release(error) {
+      const failed = error ?? lost;
+      if (failed === undefined) client.off('error', onError); // the pool listens again
+      client.release(failed);
     },
   };
 }
@@ -142,8 +172,10 @@ function readingAhead(fetch) {
   };
 }
 
-/** A view of `providerId` on `client`, whose transaction it commits at close() when `own`. */
-function openedView(client, providerId, { record, revision }, { knowledgeRootDir, edges, changedSince, own }) {
+/** A view of `providerId` on the client `lent` (borrow), whose transaction it commits and
+ *  whose client it releases at close() when `own`. */
+function openedView(lent, providerId, { record, revision }, { knowledgeRootDir, edges, changedSince, own }) {
+  const { client } = lent;
   let closed = false;
   // The change log position of the host's revision, once looked up (changedSince).
   let after;
@@ -235,9 +267,9 @@ function openedView(client, providerId, { record, revision }, { knowledgeRootDir
       if (!own) return;
       try {
         await client.query('COMMIT');
-        client.release();
+        lent.release();
       } catch (error) {
-        client.release(error);
+        lent.release(error);
         throw error;
       }
     },
@@ -330,12 +362,26 @@ function textPage(rows, n, json, last) {
 /** Folders the engine's file sources skip; a publish must not pick up what files would not. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'dist-test', 'coverage', '.cache', '.tmp']);
 
-/** Definition files written per statement: a few hundred KiB of JSON in flight at a time. */
+/** Definition files written per statement, and the most bytes of them: a few MiB of JSON in
+ *  flight at a time, however large the files. */
 const BATCH = 500;
+const BATCH_BYTES = 4 << 20;
+/** The largest provider.json or definition file read at all: the file source's (the definitions'
+ *  record limit, 256 KiB). A larger one is refused by its size, before a byte is read. */
+const RECORD_MAX_BYTES = 262_144;
 /** Joins a batch's file texts into one parameter, split again in SQL: a JSON text never holds
  *  this control character raw, and one array parameter would be escaped character by character
  *  on both sides. */
 const SEPARATOR = '\x1e';
+/** A `\u0000` escape (after an even run of backslashes, so not the text `\\u0000`): the engine
+ *  accepts U+0000 in a string, but jsonb cannot store it. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
+/** Opened without blocking on a FIFO swapped in meanwhile; a definition file (refused as a link
+ *  when it was listed) also without following a link swapped in. */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+const NO_LINK = constants.O_NOFOLLOW;
+/** Decodes UTF-8 as the file source does: a leading byte order mark dropped, bad bytes refused. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 /** The engine that validates a publish: rows it validated are not validated again by itself. */
 const ENGINE = `capability-graph ${createRequire(import.meta.url)('@devcodex/capability-graph/package.json').version}`;
 
@@ -351,13 +397,129 @@ const ENGINE = `capability-graph ${createRequire(import.meta.url)('@devcodex/cap
  * provider or capability row commits no definition (only its vectors), notifies nobody and,
  * when the engine already validated those rows (cg_providers.validated), reads nothing back. Hosts see a change at their next reload; hosts
  * that watch are notified on CHANNEL when it commits. Resolves to
- * `{ providerId, staticRevision, capabilities }`; a provider the engine refuses rejects with
- * its error (nothing is committed).
+ * `{ providerId, staticRevision, capabilities }`; rejects with a GraphError (publishFailure) and
+ * commits nothing.
  */
 export async function publish(pool, providerDir) {
-  const provider = JSON.parse(await readFile(path.join(providerDir, 'provider.json'), 'utf8'));
+  let providerId;
+  try {
+    const provider = readManifest(providerDir);
+    providerId = provider.providerId;
+    return await writeProvider(pool, providerDir, provider);
+  } catch (error) {
+    throw await publishFailure(error, providerDir, providerId);
+  }
+}
+
+/** A file of the folder that publish() will not read (too large, not a regular file, a link, not
+ *  UTF-8, not JSON): the engine's file source then says which and why (publishFailure). */
+class Refused extends Error {
+  constructor(file) {
+    super('refused');
+    this.file = file;
+  }
+}
+
+/**
+ * What publish() rejects with: a GraphError that names no path and repeats no driver message.
+ * A file publish() refused, or one PostgreSQL refused (not JSON, no capabilityId, an ID given
+ * twice, a class 21–23 error), is reported as the engine's file source reports the folder;
+ * the database failing is `CG_CONFIG_INVALID` (`reason: 'database_failed'`), with `retry` when
+ * the connection was lost or the failure passes (SQLSTATE classes 08, 40, 53, 57).
+ */
+async function publishFailure(error, providerDir, providerId) {
+  if (error instanceof GraphError) return error;
+  if (error instanceof Refused || /^2[123]/.test(error?.code ?? '')) {
+    const found = await folderError(providerDir, providerId);
+    if (found !== undefined) return found;
+    // The engine read the folder whole and found nothing wrong: a file changed in between.
+    if (error instanceof Refused) return fileChanged(providerId, error.file);
+  }
+  const passing = error?.lost || !/^[0-9A-Z]{5}$/.test(error?.code ?? '') || /^(08|40|53|57)/.test(error.code);
+  return new GraphError({
+    code: 'CG_CONFIG_INVALID',
+    phase: 'load',
+    nextAction: passing ? 'retry' : 'check_config',
+    details: { ...(providerId === undefined ? {} : { providerId }), reason: 'database_failed' },
+  });
+}
+
+const fileChanged = (providerId, file) => new GraphError({ code: 'CG_DEFINITION_INVALID', phase: 'load', details: { providerId, file, reason: 'file_changed_while_reading' } });
+
+/**
+ * `file` whole, if it is a regular file of at most `maxBytes` (reached through a link only when
+ * `follow`): `{ bytes }`, `{ tooLarge: true }`, or undefined when it cannot be read. Its size is
+ * checked on the open handle before anything is read, and one byte more than it is asked for,
+ * so a file that grows meanwhile is not read whole.
+ */
+function readBounded(file, maxBytes, follow = false) {
+  let fd;
+  try {
+    fd = openSync(file, OPEN_FLAGS | (follow ? 0 : NO_LINK));
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return undefined;
+    if (stat.size > maxBytes) return { tooLarge: true };
+    const bytes = Buffer.allocUnsafe(stat.size + 1);
+    let length = 0;
+    for (let n; length < bytes.length && (n = readSync(fd, bytes, length, bytes.length - length, null)) > 0; ) length += n;
+    return length === stat.size ? { bytes: bytes.subarray(0, length) } : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The text of the folder's file `rel` (within the file source's budget, as UTF-8), else Refused. */
+function readText(providerDir, rel, follow = false) {
+  const read = readBounded(path.join(providerDir, rel), RECORD_MAX_BYTES, follow);
+  try {
+    if (read?.bytes) return UTF8.decode(read.bytes);
+  } catch {
+    // not UTF-8: refused below
+  }
+  throw new Refused(rel);
+}
+
+/** A definition file whose text jsonb cannot store: refused before anything is written. */
+function refuseNul(text, providerId, file) {
+  if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) {
+    throw new GraphError({ code: 'CG_DEFINITION_INVALID', phase: 'load', details: { providerId, file, reason: 'nul_character_unsupported' } });
+  }
+}
+
+/** The folder's provider.json, parsed (an object with a providerId string), else Refused. A
+ *  folder that is not one is `CG_CONFIG_INVALID`, as the file source's missing root is. */
+function readManifest(providerDir) {
+  let folder = false;
+  try {
+    folder = statSync(providerDir).isDirectory();
+  } catch {
+    // missing: refused below
+  }
+  if (!folder) throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'load', details: { path: 'providerDir', expected: 'readable directory' } });
+  // The file source follows a link here (while it stays inside the folder).
+  const text = readText(providerDir, 'provider.json', true);
+  let provider;
+  try {
+    provider = JSON.parse(text);
+  } catch {
+    throw new Refused('provider.json');
+  }
+  if (typeof provider?.providerId !== 'string') throw new Refused('provider.json');
+  refuseNul(text, provider.providerId, 'provider.json');
+  return provider;
+}
+
+/** publish() once the manifest is read: the transaction, on a client lent by `pool`. */
+async function writeProvider(pool, providerDir, provider) {
   const providerId = provider.providerId;
-  const client = await pool.connect();
+  const lent = await borrow(pool);
+  const { client } = lent;
   let failure;
   try {
     await client.query('BEGIN');
@@ -381,13 +543,14 @@ export async function publish(pool, providerDir) {
     // Capability rows written or removed.
     let changed = 0;
     let batch = [];
+    let batchBytes = 0;
     let writing;
     const flush = async () => {
       const texts = batch;
       batch = [];
+      batchBytes = 0;
       await writing;
       if (texts.length === 0) return;
-      if (texts.some((text) => text.includes(SEPARATOR))) throw Object.assign(new Error('a definition file holds a raw control character'), { notJson: true });
       // Unchanged records are left alone, so their relation rows and log are not rewritten.
       writing = client
         .query(
@@ -407,10 +570,15 @@ export async function publish(pool, providerDir) {
     };
     // Read synchronously, a batch between two statements: a small file costs several thread
     // pool round trips read asynchronously, and the batches are what the publish waits on.
-    for await (const file of definitionFiles(path.join(providerDir, 'capabilities'))) {
-      batch.push(readFileSync(file, 'utf8'));
+    for await (const rel of definitionFiles(providerDir)) {
+      const text = readText(providerDir, rel);
+      // No JSON text holds the separator raw: the file is not JSON, as the file source says.
+      if (text.includes(SEPARATOR)) throw new Refused(rel);
+      refuseNul(text, providerId, rel);
+      batch.push(text);
+      batchBytes += text.length;
       capabilities += 1;
-      if (batch.length === BATCH) await flush();
+      if (batch.length === BATCH || batchBytes >= BATCH_BYTES) await flush();
     }
     await flush();
     await writing;
@@ -423,7 +591,7 @@ export async function publish(pool, providerDir) {
     );
     changed += removed.rowCount;
     // Vectors are not definitions: replaced whatever else changed, they change no revision.
-    await publishVectors(client, providerId, providerDir);
+    await publishVectors(client, providerId, providerDir, capabilities);
     const { revision: previous, static_revision: validatedAs, validated } = before[0];
     if (written.rowCount === 0 && changed === 0 && previous !== null && validated === `${previous} ${ENGINE}`) {
       // The rows this engine validated, as they were: no definition to commit, nobody to tell.
@@ -437,7 +605,7 @@ export async function publish(pool, providerDir) {
     // meanwhile by autovacuum, which does not count them, that there are none): the validation's
     // pages walk the key index, never a scan and sort of the whole table for each page.
     await client.query('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off');
-    const staticRevision = await validate(client, providerId, { record: provider, revision }, providerDir);
+    const staticRevision = await validate(lent, providerId, { record: provider, revision }, providerDir);
     await client.query('UPDATE cg_providers SET static_revision = $2, validated = $3 WHERE provider_id = $1', [providerId, staticRevision, `${revision} ${ENGINE}`]);
     // Delivered to every watching host when (and only if) this transaction commits.
     if (revision !== previous) await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [providerId]);
@@ -449,33 +617,41 @@ export async function publish(pool, providerDir) {
     return { providerId, staticRevision, capabilities };
   } catch (error) {
     failure = error;
+    if (lent.lost !== undefined) throw Object.assign(new Error('connection lost'), { lost: true });
     await client.query('ROLLBACK').catch(() => {});
-    // A file PostgreSQL refused (not JSON, no capabilityId, an ID given twice) or that holds
-    // the batch separator: the engine's own error for the folder says which and why.
-    if (/^2[123]/.test(error?.code ?? '') || error?.notJson) throw (await folderError(providerDir, providerId)) ?? error;
     throw error;
   } finally {
-    client.release(failure); // a failed connection is dropped, not pooled
+    lent.release(failure); // a failed connection is dropped, not pooled
   }
 }
 
+/** The most bytes a vectors file for `count` capabilities can hold, as the file source bounds
+ *  the one it reads: entries for twice the capabilities (and 16), each of the largest ID (512
+ *  bytes) and dimensions (4,096) the file format allows, after the largest header. */
+const vectorsBudget = (count) => 152 + (2 * count + 16) * (2 + 512 + 16 + 4 + 4096);
+
 /**
  * Replaces the provider's precomputed vectors (cg_vectors) with the entries of the folder's
- * vectors files (`vectors/<model-id>.bin`, from `capability-graph embed`) for the capabilities
- * published, decoded by the engine (`readVectorsFile`); a file that is not one is left out, and
- * without files the provider has none (hosts then embed it). An entry whose capability's text
- * changed since the file was written is stored too but never used: hosts check each one's text
- * hash and embed that capability instead, so run `capability-graph embed` before publishing.
+ * vectors files (`vectors/<model-id>.bin`, from `capability-graph embed`) for the `count`
+ * capabilities published, decoded by the engine (`readVectorsFile`); a file that is not one is
+ * left out, one larger than a vectors file for them can be is refused (`CG_INPUT_TOO_LARGE`)
+ * before it is read, and without files the provider has none (hosts then embed it). An entry
+ * whose capability's text changed since the file was written is stored too but never used:
+ * hosts check each one's text hash and embed that capability instead, so run
+ * `capability-graph embed` before publishing.
  */
-async function publishVectors(client, providerId, providerDir) {
+async function publishVectors(client, providerId, providerDir, count) {
   // Called once the capabilities no longer present are deleted: the entries kept are those of
   // the capabilities published.
   await client.query('DELETE FROM cg_vectors WHERE provider_id = $1', [providerId]);
-  const root = path.join(providerDir, 'vectors');
-  for await (const file of vectorsFiles(root)) {
+  const maxBytes = vectorsBudget(count);
+  for await (const rel of vectorsFiles(providerDir, 'vectors')) {
+    const file = readBounded(path.join(providerDir, rel), maxBytes);
+    if (file?.tooLarge) throw new GraphError({ code: 'CG_INPUT_TOO_LARGE', phase: 'load', details: { providerId, file: rel, maxBytes } });
+    if (file === undefined) continue;
     let read;
     try {
-      read = readVectorsFile(await readFile(file));
+      read = readVectorsFile(file.bytes);
     } catch {
       continue;
     }
@@ -495,46 +671,68 @@ async function publishVectors(client, providerId, providerDir) {
   }
 }
 
-/** Every `.bin` file under `dir` (model IDs may hold `/`), none when it does not exist. */
-async function* vectorsFiles(dir) {
+/** Every `.bin` file under the folder's `rel` (model IDs may hold `/`), relative to the folder;
+ *  none when it does not exist. */
+async function* vectorsFiles(providerDir, rel) {
   let entries;
   try {
-    entries = await opendir(dir);
+    entries = await opendir(path.join(providerDir, rel));
   } catch {
     return;
   }
   for await (const entry of entries) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) yield* vectorsFiles(full);
-    else if (entry.isFile() && entry.name.endsWith('.bin')) yield full;
+    const child = `${rel}/${entry.name}`;
+    if (entry.isDirectory()) yield* vectorsFiles(providerDir, child);
+    else if (entry.isFile() && entry.name.endsWith('.bin')) yield child;
   }
 }
 
-/** The error the engine finds reading `providerDir` as a file provider, if any. */
+/** The error the engine finds reading `providerDir` as a file provider, if any. Before the
+ *  manifest names the provider it is read under a stand-in ID, which the error then omits. */
 async function folderError(providerDir, providerId) {
+  const id = providerId ?? 'publish';
   try {
-    const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'file', rootDir: providerDir, definitionLayout: 'directory' } }] });
+    const graph = await CapabilityGraph.open({ providers: [{ providerId: id, authority: { kind: 'file', rootDir: providerDir, definitionLayout: 'directory' } }] });
     await graph.close();
     return undefined;
   } catch (error) {
-    return error;
+    if (providerId !== undefined || error.details?.providerId !== id) return error;
+    const { providerId: _, ...details } = error.details;
+    return new GraphError({ ...error.toJSON(), details });
   }
 }
 
-/** Every definition file under `dir`, as files are found (never listed whole). */
-async function* definitionFiles(dir) {
-  for await (const entry of await opendir(dir)) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) yield* definitionFiles(full);
-    else if (entry.isFile() && entry.name.endsWith('.json')) yield full;
+/**
+ * Every definition file of the folder (relative to it), as files are found (never listed whole),
+ * refusing (Refused) where the file source does: `capabilities` not a folder of its own, a link
+ * anywhere in it, anything but a regular file named `*.json`, a folder it cannot list.
+ */
+async function* definitionFiles(providerDir, rel = 'capabilities') {
+  let entries;
+  try {
+    if (rel === 'capabilities' && !lstatSync(path.join(providerDir, rel)).isDirectory()) throw new Refused(rel);
+    entries = await opendir(path.join(providerDir, rel));
+  } catch {
+    throw new Refused(rel);
+  }
+  for await (const entry of entries) {
+    const child = `${rel}/${entry.name}`;
+    if (entry.isSymbolicLink()) throw new Refused(child);
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRS.has(entry.name)) yield* definitionFiles(providerDir, child);
+    } else if (entry.name.endsWith('.json')) {
+      if (!entry.isFile()) throw new Refused(child);
+      yield child;
+    }
   }
 }
 
-/** Has the engine read the provider through a view of the publishing transaction, exactly as a
- *  host will after the commit (the records, their relations from the records; documents from
- *  the folder), and returns its static revision; rejects with the engine's error. */
-async function validate(client, providerId, row, knowledgeRootDir) {
-  const view = openedView(client, providerId, row, { knowledgeRootDir: path.resolve(knowledgeRootDir), edges: 'records', changedSince: false, own: false });
+/** Has the engine read the provider through a view of the publishing transaction (on the client
+ *  `lent`), exactly as a host will after the commit (the records, their relations from the
+ *  records; documents from the folder), and returns its static revision; rejects with the
+ *  engine's error. */
+async function validate(lent, providerId, row, knowledgeRootDir) {
+  const view = openedView(lent, providerId, row, { knowledgeRootDir: path.resolve(knowledgeRootDir), edges: 'records', changedSince: false, own: false });
   const adapter = { id: 'postgres-publish', openView: async () => view };
   const graph = await CapabilityGraph.open({ providers: [{ providerId, authority: { kind: 'database', adapter } }] });
   try {
