@@ -157,6 +157,8 @@ export interface CapabilityDefinition {
   related?: string[] | undefined;
   requires?: string[] | undefined;
   knowledge?: KnowledgeRef[] | undefined;
+  /** For editors: the path or URL of `@devcodex/capability-graph/schema/capability.json`. Ignored by the engine. */
+  $schema?: string | undefined;
 }
 
 export interface SpecificationDefinition {
@@ -173,6 +175,8 @@ export interface InlineProviderDefinition {
   version: string;
   specification?: SpecificationDefinition | undefined;
   capabilities: CapabilityDefinition[];
+  /** For editors: the path or URL of `@devcodex/capability-graph/schema/definition.json`. Ignored by the engine. */
+  $schema?: string | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,6 +238,8 @@ export type BudgetOverrides = {
 
 export interface OpenConfig {
   providers: ProviderSource[];
+  /** For editors: the path or URL of `@devcodex/capability-graph/schema/config.json`. Ignored by the engine. */
+  $schema?: string | undefined;
   /** Default: every configured provider. */
   hostAllowedProviders?: string[] | undefined;
   /** Default: every configured provider. */

@@ -108,6 +108,7 @@ const ALLOWED = [
   /^js\/[a-z-]+\.(cjs|mjs|d\.cts|d\.mts)$/,
   /^examples\/seed-provider\/(provider\.json|PROVIDER\.md|capabilities\/[a-z-]+\.json|knowledge\/[a-z-]+\.md)$/,
   /^examples\/capability-graph\.json$/,
+  /^schema\/(provider|capability|definition|config)\.json$/,
   /^docs\/([a-z-]+|README)\.md$/,
 ];
 
@@ -118,7 +119,7 @@ test('the packed main package: a whitelist of files, no binary, tests or sources
     const files = info.files.map((f) => f.path);
     for (const file of files) assert.ok(ALLOWED.some((re) => re.test(file)), `not expected in the package: ${file}`);
     // docs/: the pages the README links, so its links work where the package is read from.
-    for (const needed of ['binding.js', 'js/engine-tables.cjs', 'bin/capability-graph.cjs', 'index.d.ts', 'examples/seed-provider/provider.json', 'docs/README.md', 'docs/budgets.md']) {
+    for (const needed of ['binding.js', 'js/engine-tables.cjs', 'bin/capability-graph.cjs', 'index.d.ts', 'examples/seed-provider/provider.json', 'schema/provider.json', 'schema/config.json', 'docs/README.md', 'docs/budgets.md']) {
       assert.ok(files.includes(needed), `missing from the package: ${needed}`);
     }
     assert.ok(info.size <= 400 * 1024, `packed ${info.size} bytes`);

@@ -38,8 +38,9 @@ function consumer() {
   fs.mkdirSync(path.join(dir, 'node_modules', '@devcodex'), { recursive: true });
   fs.symlinkSync(repoRoot, path.join(dir, 'node_modules', '@devcodex', 'capability-graph'), 'junction');
   // The MCP SDK and the agent SDKs the "use it with" blocks import (with the packages their
-  // types name), as a host installs the one it uses.
-  for (const scope of ['@types', '@modelcontextprotocol', 'ai', '@ai-sdk', '@openai', 'openai', '@anthropic-ai', '@langchain', 'zod']) {
+  // types name), as a host installs the one it uses, and Ajv, which validates with the
+  // package's JSON Schemas in docs/providers-and-definitions.md.
+  for (const scope of ['@types', '@modelcontextprotocol', 'ai', '@ai-sdk', '@openai', 'openai', '@anthropic-ai', '@langchain', 'zod', 'ajv']) {
     fs.symlinkSync(path.join(repoRoot, 'node_modules', scope), path.join(dir, 'node_modules', scope), 'junction');
   }
   const files = blocks.map((b) => {

@@ -9,6 +9,11 @@ use serde_json::Value;
 /// marker is never user data.
 pub const NON_JSON_KEY: &str = "$cgNonJson";
 
+/// The key by which a definition or config file names its JSON Schema, for editors. Its value
+/// is text, checked as the file's other strings are, and otherwise ignored: it is never part
+/// of a record, so never of a static revision.
+pub const SCHEMA_KEY: &str = "$schema";
+
 /// Whether `s` is blank: nothing but white space and byte order marks (U+FEFF, which
 /// JavaScript's `trim()` removes too), so no name or text is made of invisible characters only.
 pub fn is_blank(s: &str) -> bool {

@@ -6,7 +6,7 @@ pub mod budgets;
 
 use crate::error::{Code, GraphError, Phase};
 use crate::ids::{is_id, is_root_alias};
-use crate::json::is_non_json_marker;
+use crate::json::{is_non_json_marker, SCHEMA_KEY};
 use crate::sources::file::Layout;
 pub use budgets::Budgets;
 use serde_json::{Map, Value};
@@ -456,7 +456,7 @@ fn id_set(v: Option<&Value>, path: &str) -> Result<Option<BTreeSet<String>>> {
         .map(Some)
 }
 
-const TOP_KEYS: [&str; 9] = [
+const TOP_KEYS: [&str; 10] = [
     "providers",
     "hostAllowedProviders",
     "integrationEnabledProviders",
@@ -466,6 +466,7 @@ const TOP_KEYS: [&str; 9] = [
     "readers",
     "capabilityRetriever",
     "knowledgeRetriever",
+    SCHEMA_KEY,
 ];
 
 impl OpenConfig {
@@ -477,6 +478,9 @@ impl OpenConfig {
     fn parse_inner(v: &mut Value) -> Result<OpenConfig> {
         let m = object(v, "")?;
         check_keys(m, &TOP_KEYS, "")?;
+        if let Some(schema) = m.get(SCHEMA_KEY) {
+            non_empty_string(schema, SCHEMA_KEY)?;
+        }
         let host_allowed = id_set(m.get("hostAllowedProviders"), "hostAllowedProviders")?;
         let integration = id_set(
             m.get("integrationEnabledProviders"),

@@ -11,9 +11,10 @@ use super::model::{
 };
 use crate::error::{Code, GraphError};
 use crate::ids::is_id;
+use crate::json::SCHEMA_KEY;
 use serde_json::{Map, Value};
 
-const PROVIDER_KEYS: [&str; 4] = ["providerId", "name", "version", "specification"];
+const PROVIDER_KEYS: [&str; 5] = ["providerId", "name", "version", "specification", SCHEMA_KEY];
 
 /// Validates the provider fields of `map`; `extra` names further keys the caller handles
 /// (an inline definition's `capabilities`).
@@ -30,6 +31,9 @@ pub fn provider_record(
         .copied()
         .collect();
     check_keys(o, map, &allowed, &required, "")?;
+    if let Some(v) = map.get(SCHEMA_KEY) {
+        text(o, v, SCHEMA_KEY)?;
+    }
     let provider_id = text(o, &map["providerId"], "providerId")?;
     if !is_id(&provider_id) {
         return Err(o.invalid("providerId", "id_invalid"));
@@ -99,7 +103,7 @@ fn specification(o: &Origin, v: &Value, roots: &Roots) -> Result<Specification, 
     })
 }
 
-const CAPABILITY_KEYS: [&str; 11] = [
+const CAPABILITY_KEYS: [&str; 12] = [
     "capabilityId",
     "name",
     "description",
@@ -111,6 +115,7 @@ const CAPABILITY_KEYS: [&str; 11] = [
     "related",
     "requires",
     "knowledge",
+    SCHEMA_KEY,
 ];
 
 /// Validates one capability definition. `prefix` is its path inside an inline definition
@@ -156,6 +161,9 @@ pub fn capability_problems(
     ));
     fn ok<T>(sink: &mut Vec<GraphError>, r: Result<T, GraphError>) -> Option<T> {
         r.map_err(|e| sink.push(e)).ok()
+    }
+    if let Some(v) = map.get(SCHEMA_KEY) {
+        ok(sink, text(o, v, &join(prefix, SCHEMA_KEY)));
     }
     let id_field = join(prefix, "capabilityId");
     let capability_id = map
