@@ -859,7 +859,7 @@ test('migrate restores the tree exactly when the moved tree does not load', () =
 const asRoot = process.getuid?.() === 0;
 // setpriv is there, and `nobody` can reach the package (a checkout under /root cannot).
 const asNobody = (...command) => ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', ...command]];
-const setpriv = asRoot && spawnSync(...asNobody('test', '-r', path.join(repoRoot, 'js', 'cli.cjs'))).status === 0;
+const setpriv = asRoot && spawnSync(...asNobody('test', '-r', path.join(repoRoot, 'js', 'cli', 'main.cjs'))).status === 0;
 
 test('migrate that fails while moving restores the tree and names a catalog code', { skip: asRoot && !setpriv && 'root may write into a read-only folder, and nobody cannot run the package here (setpriv, permissions)' }, () => {
   const p = project();
