@@ -26,7 +26,7 @@ function createMcpServer(graph, options) {
 
 /** A Node.js request listener serving MCP over Streamable HTTP (stateless); loads like createMcpServer. */
 function createMcpHttpHandler(graph, options) {
-  return require('./mcp/server.cjs').createMcpHttpHandler(graph, options);
+  return require('./mcp/http.cjs').createMcpHttpHandler(graph, options);
 }
 
 module.exports = {

@@ -1074,7 +1074,7 @@ function reportReloads(graph, stderr) {
 
 /** `capability-graph mcp --http`: stateless Streamable HTTP at /mcp, until a signal. */
 async function serveMcpHttp(graph, options, flags, stderr, flagged) {
-  const { createMcpHttpHandler } = require('../mcp/server.cjs');
+  const { createMcpHttpHandler } = require('../mcp/http.cjs');
   const address = httpAddress(flags.http);
   let handler;
   try {
