@@ -1,10 +1,12 @@
 'use strict';
-// The command line read against the command table: the command, its positional arguments and
-// its flags. Anything unknown, missing or malformed is a usage error (CG_INPUT_INVALID, phase
-// config) naming the flag or command, with the nearest known name for a person.
+// The command line as node:util parseArgs reads it (strict), against the command table: the
+// command, its positional arguments and its flags. Anything unknown, missing or malformed is a
+// usage error (CG_INPUT_INVALID, phase config) naming the flag or command, with the nearest
+// known name for a person. A positional argument that starts with a dash is given after `--`.
 
+const { parseArgs } = require('node:util');
 const { inputInvalid } = require('../errors.cjs');
-const { COMMON, COMMANDS, own } = require('./commands.cjs');
+const { COMMON, ALIASES, COMMANDS, own } = require('./commands.cjs');
 
 function usage(field) {
   return inputInvalid(field, { phase: 'config' });
@@ -49,43 +51,80 @@ function unknown(field, typed, names, prefix = '') {
   return error;
 }
 
-/** Parses argv into { command, args, flags }; any unknown command or flag is a usage error
- *  (`seen.command` says which command it was for). */
-function parseArgs(argv, seen = {}) {
-  // Keys are flag names from the command line: no prototype to collide with.
-  const flags = Object.create(null);
-  const positional = [];
-  let command;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--') {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith('--')) {
-      if (command === undefined) command = seen.command = arg;
-      else positional.push(arg);
-      continue;
-    }
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
-    const flag = `--${name}`;
-    const spec = own(COMMON, name) ?? own(own(COMMANDS, command)?.flags, name);
-    if (!spec) throw unknown(flag, name, [...Object.keys(COMMON), ...Object.keys(own(COMMANDS, command)?.flags ?? {})], '--');
-    let value = true;
-    if (spec.value) {
-      value = inline ?? argv[++i];
-      // A flag that takes a value never takes an empty one (it would drop what it narrows).
-      if (value === undefined || value === '') throw usage(flag);
-      if (spec.number) {
-        if (!/^\d+$/.test(value)) throw usage(flag);
-        value = Number(value);
-      }
-    } else if (inline !== undefined) throw usage(flag);
-    if (spec.multi) (flags[name] ??= []).push(value);
-    else if (name in flags) throw usage(flag);
-    else flags[name] = value;
+/** parseArgs' options for a table of flags (and the one-letter aliases). */
+function optionsOf(flags) {
+  const options = {};
+  for (const [name, spec] of Object.entries(flags)) {
+    options[name] = { type: spec.value ? 'string' : 'boolean', ...(spec.multi ? { multiple: true } : {}), ...(spec.short ? { short: spec.short } : {}) };
   }
-  return { command, args: positional, flags };
+  for (const alias of Object.keys(ALIASES)) options[alias] = { type: 'boolean' };
+  return options;
 }
 
-module.exports = { parseArgs, usage, unknown, SUGGESTION };
+/** The command: the first positional argument before any `--` (the common flags are known
+ *  wherever they stand; a command's own flags come after it). */
+function commandOf(argv) {
+  const { tokens } = parseArgs({ args: argv, options: optionsOf(COMMON), strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') return undefined;
+    if (token.kind === 'positional') return token.value;
+  }
+  return undefined;
+}
+
+/**
+ * The first flag of `tokens` that is wrong, left to right, as its usage error: unknown (an
+ * alias only in its one-letter form), a value where none is taken, none (or an empty one, or
+ * what looks like another flag) where one is, not a whole number where one is needed, or given
+ * twice when it is not repeatable.
+ */
+function firstProblem(tokens, flags) {
+  const given = new Set();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const alias = own(ALIASES, token.name) !== undefined;
+    const spec = alias ? (token.rawName.startsWith('--') ? undefined : {}) : own(flags, token.name);
+    if (spec === undefined) return unknown(token.rawName, token.name, Object.keys(flags), '--');
+    const flag = `--${alias ? ALIASES[token.name] : token.name}`;
+    const { value } = token;
+    if (!spec.value) {
+      if (value !== undefined) return usage(flag);
+    } else {
+      // A flag that takes a value never takes an empty one (it would drop what it narrows).
+      if (value === undefined || value === '' || (!token.inlineValue && value.startsWith('-'))) return usage(flag);
+      if (spec.number && !/^\d+$/.test(value)) return usage(flag);
+    }
+    if (!spec.multi && given.has(flag)) return usage(flag);
+    given.add(flag);
+  }
+  return undefined;
+}
+
+/** Parses argv into { command, args, flags }; any unknown command or flag is a usage error
+ *  (`seen.command` says which command it was for). */
+function parseCommandLine(argv, seen = {}) {
+  const command = commandOf(argv);
+  seen.command = command;
+  const known = { ...COMMON, ...own(COMMANDS, command)?.flags };
+  const config = { args: argv, options: optionsOf(known), allowPositionals: true, tokens: true };
+  let parsed;
+  try {
+    parsed = parseArgs({ ...config, strict: true });
+  } catch (error) {
+    if (!String(error?.code).startsWith('ERR_PARSE_ARGS_')) throw error;
+    // parseArgs says the line is wrong; its tokens say where.
+    throw firstProblem(parseArgs({ ...config, strict: false }).tokens, known) ?? usage(command ?? 'arguments');
+  }
+  const problem = firstProblem(parsed.tokens, known);
+  if (problem !== undefined) throw problem;
+  // Keys are flag names from the command line: no prototype to collide with.
+  const flags = Object.create(null);
+  for (const [name, value] of Object.entries(parsed.values)) {
+    const canonical = own(ALIASES, name) ?? name;
+    flags[canonical] = known[canonical].number ? Number(value) : value;
+  }
+  const args = command === undefined ? parsed.positionals : parsed.positionals.slice(1);
+  return { command, args, flags };
+}
+
+module.exports = { parseCommandLine, usage, unknown, SUGGESTION };

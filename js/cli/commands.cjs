@@ -3,8 +3,17 @@
 // ([fewest, most]) and its own flags; the common flags every command takes.
 
 /** Flags: name → { value: true when it takes one, multi: true when repeatable, number: true when
- *  its value is a whole number }. */
-const COMMON = { config: { value: true }, json: {}, scope: { value: true }, revision: { value: true }, help: {}, version: {} };
+ *  its value is a whole number, short: its one-letter form }. */
+const COMMON = {
+  config: { value: true },
+  json: {},
+  scope: { value: true },
+  revision: { value: true },
+  help: { short: 'h' },
+  version: { short: 'V' },
+};
+/** One-letter forms that are not a flag's own `short` (`-v` is `--version` too; `--v` is nothing). */
+const ALIASES = { v: 'version' };
 const COMMANDS = {
   providers: { args: [0, 0], flags: {} },
   catalog: { args: [0, 0], flags: { prefix: { value: true }, parent: { value: true }, limit: { value: true, number: true }, cursor: { value: true } } },
@@ -28,4 +37,4 @@ const COMMAND_NAMES = [...Object.keys(COMMANDS), 'help'];
 /** `table[name]` when `name` is one of its own keys (never an Object.prototype member). */
 const own = (table, name) => (table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined);
 
-module.exports = { COMMON, COMMANDS, COMMAND_NAMES, own };
+module.exports = { COMMON, ALIASES, COMMANDS, COMMAND_NAMES, own };

@@ -37,7 +37,9 @@ Common flags
   --json          JSON output (the default when stdout is not a terminal)
   --scope P1,P2   narrow the provider scope
   --revision REV  serve from this static revision
-  --help, --version
+  -h, --help      this help, or the command's
+  -V, --version   the version (also -v)
+  --              the rest are arguments, even those that start with a dash
 `;
 
 // What `help COMMAND` adds to a command's usage lines. The exit rules are those docs/cli.md
@@ -187,7 +189,7 @@ const DETAILS = {
     ],
   },
   help: {
-    about: 'Prints the overview of every command, or one command\'s help: what it does, its flags,\nan example and its exit codes. `COMMAND --help` prints the same.',
+    about: 'Prints the overview of every command, or one command\'s help: what it does, its flags,\nan example and its exit codes. `COMMAND --help` (or -h) prints the same; no command at all\nprints the overview.',
     example: 'capability-graph help catalog',
     exits: [
       ['0', 'the help'],

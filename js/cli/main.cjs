@@ -4,12 +4,13 @@
 // failure is the stderr envelope {"ok":false,"error":…} with nothing on stdout and exit 1 (on a
 // terminal without --json, one line for a person after it). A batch whose every item failed is
 // a failure (its first item's error); a partial batch is an answer. A closed stdout ends the
-// command quietly.
+// command quietly. Help (`help [COMMAND]`, `-h`/`--help`, or no command at all) and the version
+// (`-V`, `-v`, `--version`) go to stdout with exit 0.
 
 const { GraphError } = require('../errors.cjs');
 const { internal } = require('../graph/graph.cjs');
 const { COMMANDS, COMMAND_NAMES, own } = require('./commands.cjs');
-const { parseArgs, usage, unknown, SUGGESTION } = require('./args.cjs');
+const { parseCommandLine, usage, unknown, SUGGESTION } = require('./args.cjs');
 const { VERSION, HELP, commandHelp } = require('./help.cjs');
 const { CONFIG_PROBLEM, readConfig, configHint, openGraph } = require('./config.cjs');
 const { HUMAN, report, errorHint, output, readerGone } = require('./output.cjs');
@@ -41,7 +42,7 @@ async function run(argv, stdout, stderr) {
     return 1;
   };
   try {
-    const { command, args, flags } = parseArgs(argv, seen);
+    const { command, args, flags } = parseCommandLine(argv, seen);
     if (flags.version) {
       stdout.write(`${VERSION}\n`);
       return 0;
@@ -57,7 +58,7 @@ async function run(argv, stdout, stderr) {
     const spec = own(COMMANDS, command);
     if (flags.help || command === undefined) {
       stdout.write(spec ? commandHelp(command) : HELP);
-      return command === undefined && !flags.help ? 1 : 0;
+      return 0;
     }
     if (!spec) throw unknown(command, command, COMMAND_NAMES);
     if (args.length < spec.args[0] || args.length > spec.args[1]) throw usage(command);
