@@ -8,9 +8,8 @@ const {
   parseQualifiedId,
   readVectorsFile,
   formatQualifiedId,
-  lexicalExecutor,
-  semanticExecutor,
 } = require('./graph/graph.cjs');
+const { lexicalExecutor, semanticExecutor } = require('./executors/builtin.cjs');
 const { createToolAdapter } = require('./tools/adapter.cjs');
 const { codexExecutor } = require('./executors/codex.cjs');
 const { providerFromTools } = require('./tools/tool-search.cjs');

@@ -5,7 +5,6 @@
 const { native, unwrap, call } = require('../engine/native.cjs');
 const { GraphError, inputInvalid } = require('../errors.cjs');
 const { toWireJson, ARGUMENTS } = require('../pure-json.cjs');
-const { lexicalExecutor, semanticExecutor } = require('../executors/builtin.cjs');
 const { readConfig, reloadTarget } = require('./config.cjs');
 const { readDatabases } = require('./databases.cjs');
 const { POOL_VERBS, CLOSED, closedError } = require('./host-calls.cjs');
@@ -430,8 +429,6 @@ module.exports = {
   parseQualifiedId,
   readVectorsFile,
   formatQualifiedId,
-  lexicalExecutor,
-  semanticExecutor,
   internal,
   isGraph: (value) => isGraph(value),
   isBound: (value) => isBound(value),
