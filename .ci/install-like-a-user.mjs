@@ -184,7 +184,7 @@ function checkModelInstalled(dir) {
   const probe = `const crypto = require('node:crypto'), fs = require('node:fs'), path = require('node:path');
 const m = require('@devcodex/capability-graph-minilm');
 const hash = (f) => crypto.createHash('sha256').update(fs.readFileSync(path.join(m.modelDir, f))).digest('hex');
-const r = require(path.join(path.dirname(require.resolve('@devcodex/capability-graph/package.json')), 'js', 'model.cjs')).resolveModel();
+const r = require(path.join(path.dirname(require.resolve('@devcodex/capability-graph/package.json')), 'js', 'executors', 'model.cjs')).resolveModel();
 console.log(JSON.stringify({ dir: fs.realpathSync(m.modelDir), modelId: m.modelId, sha256: m.sha256, bin: hash('model.bin'), vocab: hash('vocab.txt'), resolved: fs.realpathSync(r.dir), resolvedId: r.id }));`;
   const got = JSON.parse(node(dir, ['-e', probe]).stdout);
   check(got.dir.startsWith(fs.realpathSync(dir)) && !got.dir.startsWith(repo), `the weights package resolves to ${got.dir}`);

@@ -69,8 +69,8 @@ test('the package declares each SDK an optional peer and exports each subpath wi
   assert.equal(manifest.dependencies, undefined, 'no runtime dependency');
   for (const subpath of SUBPATHS) {
     assert.deepEqual(manifest.exports[`./${subpath}`], {
-      import: { types: `./js/${subpath}.d.mts`, default: `./js/${subpath}.mjs` },
-      require: { types: `./js/${subpath}.d.cts`, default: `./js/${subpath}.cjs` },
+      import: { types: `./js/sdk/${subpath}/index.d.mts`, default: `./js/sdk/${subpath}/index.mjs` },
+      require: { types: `./js/sdk/${subpath}/index.d.cts`, default: `./js/sdk/${subpath}/index.cjs` },
     });
   }
 });
@@ -97,7 +97,7 @@ test('an SDK is found beside this package, or else in the host project, as the w
     fs.writeFileSync(path.join(target, 'tools.js'), `exports.where = ${JSON.stringify(`${where}/tools`)};`);
   };
   const load = (main, cwd) => {
-    const peer = JSON.stringify(path.join(main, 'js', 'peer.cjs'));
+    const peer = JSON.stringify(path.join(main, 'js', 'engine', 'peer.cjs'));
     const script = `const { requirePeer } = require(${peer}); const out = {};
       for (const sub of [undefined, 'tools']) { try { out[sub ?? '.'] = requirePeer('cg-test-sdk', sub).where; } catch (e) { out[sub ?? '.'] = e.toJSON(); } }
       console.log(JSON.stringify(out));`;

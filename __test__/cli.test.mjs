@@ -175,6 +175,68 @@ test('help and help <command> print help and exit 0; so does <command> --help', 
   }
 });
 
+test('-h, --help, help and no command at all print help on stdout and exit 0; so does COMMAND -h', () => {
+  const p = project();
+  try {
+    const overview = p.run('help').stdout;
+    assert.match(overview, /^capability-graph .*\n\nUsage: capability-graph <command>/);
+    for (const args of [[], ['-h'], ['--help'], ['help']]) {
+      const r = p.run(...args);
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, overview, ''], args.join(' ') || 'no arguments');
+    }
+    // Every command's page, also for a command that needs arguments it was not given.
+    for (const command of ['providers', 'catalog', 'show', 'read', 'match', 'export', 'mcp', 'doctor', 'init', 'migrate', 'embed', 'help']) {
+      const page = p.run('help', command);
+      assert.deepEqual([page.code, page.stderr], [0, ''], `help ${command}`);
+      assert.ok(page.stdout.startsWith(`Usage: capability-graph ${command}`), page.stdout);
+      for (const flag of ['-h', '--help']) {
+        const r = p.run(command, flag);
+        assert.deepEqual([r.code, r.stdout, r.stderr], [0, page.stdout, ''], `${command} ${flag}`);
+      }
+    }
+    assert.match(overview, /^ {2}-h, --help\b/m);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('-V, -v and --version print the version and exit 0, alone or with a command', () => {
+  const p = project();
+  try {
+    const version = `${JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version}\n`;
+    for (const args of [['-V'], ['-v'], ['--version'], ['catalog', '-V'], ['doctor', '-v'], ['match', '--version']]) {
+      const r = p.run(...args);
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, version, ''], args.join(' '));
+    }
+    assert.match(p.run('help').stdout, /^ {2}-V, --version\b.*-v/m);
+    // -v is only the one-letter form: --v is no flag.
+    const e = envelope(p.run('--v'));
+    assert.deepEqual([e.code, e.phase, e.details], ['CG_INPUT_INVALID', 'config', { field: '--v' }]);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('a positional argument that starts with a dash is given after --; before it, it is an unknown flag', () => {
+  const p = project();
+  try {
+    const intent = '-validate the request body before the handler runs';
+    const m = p.run('match', '--limit', '2', '--', intent);
+    assert.equal(m.code, 0, m.stderr);
+    assert.equal(m.json().matches[0].qualifiedId, 'seed.http::route.validation');
+    // After --, a flag's name is an argument too: here a second intent.
+    assert.deepEqual(envelope(p.run('match', '--', intent, '--json')).details, { field: 'match' });
+    const e = envelope(p.run('match', '-x'));
+    assert.deepEqual([e.code, e.phase, e.details], ['CG_INPUT_INVALID', 'config', { field: '-x' }]);
+    // A flag's value that starts with a dash is given with =: it reaches the graph, which judges it.
+    assert.deepEqual(envelope(p.run('catalog', '--cursor', '-x')).details, { field: '--cursor' });
+    const cursor = envelope(p.run('catalog', '--cursor=-x'));
+    assert.deepEqual([cursor.phase, cursor.details.field], ['query', 'cursor']);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('--context __proto__=x reaches match as an own context key, like any key', () => {
   const p = project();
   try {
@@ -859,7 +921,7 @@ test('migrate restores the tree exactly when the moved tree does not load', () =
 const asRoot = process.getuid?.() === 0;
 // setpriv is there, and `nobody` can reach the package (a checkout under /root cannot).
 const asNobody = (...command) => ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', ...command]];
-const setpriv = asRoot && spawnSync(...asNobody('test', '-r', path.join(repoRoot, 'js', 'cli.cjs'))).status === 0;
+const setpriv = asRoot && spawnSync(...asNobody('test', '-r', path.join(repoRoot, 'js', 'cli', 'main.cjs'))).status === 0;
 
 test('migrate that fails while moving restores the tree and names a catalog code', { skip: asRoot && !setpriv && 'root may write into a read-only folder, and nobody cannot run the package here (setpriv, permissions)' }, () => {
   const p = project();

@@ -105,7 +105,7 @@ const ALLOWED = [
   /^bin\/capability-graph\.cjs$/,
   /^binding\.js$/,
   /^index\.d\.(ts|mts|cts)$/,
-  /^js\/[a-z-]+\.(cjs|mjs|d\.cts|d\.mts)$/,
+  /^js\/([a-z-]+\/)*[a-z-]+\.(cjs|mjs|d\.cts|d\.mts)$/,
   /^examples\/seed-provider\/(provider\.json|PROVIDER\.md|capabilities\/[a-z-]+\.json|knowledge\/[a-z-]+\.md)$/,
   /^examples\/capability-graph\.json$/,
   /^schema\/(provider|capability|definition|config)\.json$/,
@@ -193,7 +193,7 @@ test('installed without its optional dependencies: import, --help and --version 
       console.log(JSON.stringify(out));`;
     const result = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: project, encoding: 'utf8' }));
     assert.ok(result.codes > 10);
-    const platform = require('../js/platform.cjs').platformName();
+    const platform = require('../js/engine/platform.cjs').platformName();
     assert.equal(result.parse, 'native_binding_missing');
     assert.deepEqual(result.open, {
       graphError: true,

@@ -96,7 +96,7 @@ test('qualified IDs parse and format, and bad ones throw CG_INPUT_INVALID', () =
 
 test('napi argument conversion errors become CG_INPUT_INVALID, anything else CG_INTERNAL', async () => {
   const require = createRequire(import.meta.url);
-  const { call, native } = require('../js/native.cjs');
+  const { call, native } = require('../js/engine/native.cjs');
   throwsWith(() => call(native.parseQualifiedId, 42), 'CG_INPUT_INVALID', 'query', 'fix_input');
   throwsWith(() => call(() => { throw new TypeError('boom'); }), 'CG_INTERNAL', 'query', 'contact_admin');
   const e = throwsWith(() => call(() => { throw 'not an error'; }), 'CG_INTERNAL', 'query', 'contact_admin');

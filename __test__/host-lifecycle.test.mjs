@@ -11,7 +11,7 @@ import path from 'node:path';
 import { CapabilityGraph } from '@devcodex/capability-graph';
 import { assertError, cap, currentEvidence, rejectsWith, repoRoot } from './helpers.mjs';
 
-const { native } = createRequire(import.meta.url)('../js/native.cjs');
+const { native } = createRequire(import.meta.url)('../js/engine/native.cjs');
 const never = () => new Promise(() => {});
 /** A promise whose rejection is handled now and asserted later. */
 const held = (promise) => {

@@ -14,7 +14,7 @@ import { CapabilityGraph, lexicalExecutor } from '@devcodex/capability-graph';
 import { cap, inline, rejectsWith, repoRoot } from './helpers.mjs';
 
 const run = promisify(execFile);
-const { native } = createRequire(import.meta.url)('../js/native.cjs');
+const { native } = createRequire(import.meta.url)('../js/engine/native.cjs');
 const MIB = 1024 * 1024;
 const CEILING = 2 ** 28;
 

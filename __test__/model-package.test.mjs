@@ -33,7 +33,7 @@ function installModel(dir, { unbuilt = false } = {}) {
 
 /** What resolveModel() of the main package installed in `main` answers, run with `cwd`. */
 function resolveIn(main, cwd) {
-  const script = `try { console.log(JSON.stringify({ ok: require(${JSON.stringify(path.join(main, 'js', 'model.cjs'))}).resolveModel() })); }
+  const script = `try { console.log(JSON.stringify({ ok: require(${JSON.stringify(path.join(main, 'js', 'executors', 'model.cjs'))}).resolveModel() })); }
     catch (e) { console.log(JSON.stringify({ error: e.toJSON ? e.toJSON() : String(e), message: e.message, stack: String(e.stack) })); }`;
   return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd, encoding: 'utf8', timeout: 30_000 }));
 }
@@ -89,7 +89,7 @@ test('the built weights package exports its folder, id and hash', { skip: needsM
   assert.equal(fs.realpathSync(model.modelDir), dir);
   assert.match(model.modelId, /^all-MiniLM-L6-v2\/int8-1-[0-9a-f]{8}$/);
   assert.equal(createHash('sha256').update(fs.readFileSync(path.join(dir, 'model.bin'))).digest('hex'), model.sha256);
-  const { resolveModel } = require(path.join(repoRoot, 'js', 'model.cjs'));
+  const { resolveModel } = require(path.join(repoRoot, 'js', 'executors', 'model.cjs'));
   const resolved = resolveModel();
   assert.equal(fs.realpathSync(resolved.dir), dir);
   assert.equal(resolved.id, model.modelId);

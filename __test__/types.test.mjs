@@ -8,6 +8,13 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { repoRoot } from './helpers.mjs';
 
+/** Every file under `dir` of the repository, its subfolders included, as a repository path. */
+const filesUnder = (dir) =>
+  fs
+    .readdirSync(path.join(repoRoot, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(repoRoot, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'));
+
 test('index.d.ts type-checks a consumer (ESM and CJS)', () => {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const run = spawnSync(process.execPath, [tsc, '-p', path.join(repoRoot, '__test__', 'types', 'tsconfig.json')], {
@@ -25,7 +32,7 @@ test('index.d.ts type-checks a consumer under exactOptionalPropertyTypes (an und
 });
 
 test('the shipped declarations cite no document the package does not ship', () => {
-  const helpers = fs.readdirSync(path.join(repoRoot, 'js')).filter((f) => /\.d\.[cm]ts$/.test(f)).map((f) => path.join('js', f));
+  const helpers = filesUnder('js').filter((f) => /\.d\.[cm]ts$/.test(f));
   assert.ok(helpers.length >= 10, 'the SDK helpers ship their declarations');
   for (const file of ['index.d.ts', 'index.d.mts', ...helpers]) {
     const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
@@ -35,8 +42,8 @@ test('the shipped declarations cite no document the package does not ship', () =
 
 test("the shipped JavaScript's comments cite no document the package does not ship", () => {
   const shipped = [
-    ...fs.readdirSync(path.join(repoRoot, 'js')).map((f) => `js/${f}`),
-    ...fs.readdirSync(path.join(repoRoot, 'bin')).map((f) => `bin/${f}`),
+    ...filesUnder('js'),
+    ...filesUnder('bin'),
   ].filter((f) => /\.(c|m)?js$/.test(f));
   assert.ok(shipped.length >= 10, shipped.join(', '));
   // Knowledge IDs such as 'SPEC-01' are data, not citations: a citation names a section.
@@ -57,10 +64,11 @@ test('the agent SDK helpers compile for a consumer that installed none of the SD
   try {
     // The package's declarations alone, as installed without any optional peer.
     const installed = path.join(dir, 'node_modules', '@devcodex', 'capability-graph');
-    fs.mkdirSync(path.join(installed, 'js'), { recursive: true });
+    fs.mkdirSync(installed, { recursive: true });
     for (const file of ['package.json', 'index.d.ts', 'index.d.mts']) fs.copyFileSync(path.join(repoRoot, file), path.join(installed, file));
-    for (const file of fs.readdirSync(path.join(repoRoot, 'js')).filter((f) => /\.d\.[cm]ts$/.test(f))) {
-      fs.copyFileSync(path.join(repoRoot, 'js', file), path.join(installed, 'js', file));
+    for (const file of filesUnder('js').filter((f) => /\.d\.[cm]ts$/.test(f))) {
+      fs.mkdirSync(path.dirname(path.join(installed, file)), { recursive: true });
+      fs.copyFileSync(path.join(repoRoot, file), path.join(installed, file));
     }
     const subpaths = { 'ai-sdk': ['aiSdkTools'], 'openai-agents': ['openaiAgentsTools'], openai: ['openaiChatTools', 'openaiResponsesTools'], anthropic: ['anthropicTools'], langchain: ['langchainTools'] };
     const lines = ["import { createToolAdapter, type CapabilityGraph } from '@devcodex/capability-graph';", 'declare const graph: CapabilityGraph;', "const adapter = createToolAdapter(graph, { dialect: 'strict' });"];

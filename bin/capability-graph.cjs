@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-require('../js/cli.cjs')
+require('../js/cli/main.cjs')
   .main(process.argv.slice(2))
   .then((code) => {
     process.exitCode = code;

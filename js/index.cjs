@@ -8,25 +8,24 @@ const {
   parseQualifiedId,
   readVectorsFile,
   formatQualifiedId,
-  lexicalExecutor,
-  semanticExecutor,
-} = require('./graph.cjs');
-const { createToolAdapter } = require('./tools.cjs');
-const { codexExecutor } = require('./codex.cjs');
-const { providerFromTools } = require('./tool-search.cjs');
-const { StdioServerTransport } = require('./stdio.cjs');
+} = require('./graph/graph.cjs');
+const { lexicalExecutor, semanticExecutor } = require('./executors/builtin.cjs');
+const { createToolAdapter } = require('./tools/adapter.cjs');
+const { codexExecutor } = require('./executors/codex.cjs');
+const { providerFromTools } = require('./tools/tool-search.cjs');
+const { StdioServerTransport } = require('./mcp/stdio.cjs');
 
 /** The folder of the small seed provider the package ships (provider `seed.http`). */
 const seedProviderRoot = require('node:path').join(__dirname, '..', 'examples', 'seed-provider');
 
 /** The MCP server; its module (and the MCP SDK) loads on first use. */
 function createMcpServer(graph, options) {
-  return require('./mcp.cjs').createMcpServer(graph, options);
+  return require('./mcp/server.cjs').createMcpServer(graph, options);
 }
 
 /** A Node.js request listener serving MCP over Streamable HTTP (stateless); loads like createMcpServer. */
 function createMcpHttpHandler(graph, options) {
-  return require('./mcp.cjs').createMcpHttpHandler(graph, options);
+  return require('./mcp/http.cjs').createMcpHttpHandler(graph, options);
 }
 
 module.exports = {

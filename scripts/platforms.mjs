@@ -21,7 +21,7 @@ const LABEL = { linux: 'Linux', darwin: 'macOS', win32: 'Windows' };
 
 /** `x86_64-unknown-linux-gnu` → { platform: 'linux-x64-gnu', os, cpu, libc }: the loader's own
  *  mapping, so the packages are named as the loader looks for them. */
-export const { platformOf } = createRequire(import.meta.url)('../js/platform.cjs');
+export const { platformOf } = createRequire(import.meta.url)('../js/engine/platform.cjs');
 
 const read = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const json = (value) => JSON.stringify(value, null, 2) + '\n';

@@ -1,5 +1,0 @@
-// ESM entry of the AI SDK helpers: the CommonJS implementation, shared by both module systems.
-import api from './ai-sdk.cjs';
-
-export const { aiSdkTools, activeToolsFromMatch } = api;
-export default api;

@@ -1,5 +1,0 @@
-// ESM entry of the Anthropic helpers: the CommonJS implementation, shared by both module systems.
-import api from './anthropic.cjs';
-
-export const { anthropicTools, handleToolUse } = api;
-export default api;

@@ -1,5 +1,0 @@
-// ESM entry of the OpenAI Agents SDK helpers: the CommonJS implementation, shared by both module systems.
-import api from './openai-agents.cjs';
-
-export const { openaiAgentsTools } = api;
-export default api;

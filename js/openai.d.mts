@@ -1,2 +1,0 @@
-// The ESM entry's types: the same declarations as the CommonJS entry's.
-export * from './openai.cjs';

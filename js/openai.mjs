@@ -1,5 +1,0 @@
-// ESM entry of the OpenAI helpers: the CommonJS implementation, shared by both module systems.
-import api from './openai.cjs';
-
-export const { openaiChatTools, openaiResponsesTools, handleToolCalls } = api;
-export default api;
