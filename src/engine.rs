@@ -9,7 +9,7 @@ use crate::knowledge::body::ReadControl;
 use crate::knowledge::host::HostBodies;
 use crate::matching::semantic::{build::Model, Semantic};
 use crate::matching::{self, lexical_options, semantic_options, Executor};
-use crate::query::args::{invalid, Args};
+use crate::query::args::{check_walked, invalid, Args};
 use crate::query::discovery::{catalog, details, members, neighbors, providers};
 use crate::query::resolution::{resolve, selection};
 use crate::query::retrieval::backends::{self, Backends};
@@ -449,7 +449,7 @@ impl Engine {
     /// `forProvider(id)` (JSON of the argument): a configured provider's ID, as JSON.
     pub fn check_bound(&self, provider_id: &str) -> Result<String> {
         let state = self.store.pin()?;
-        crate::json::check_walked(provider_id)?;
+        check_walked(provider_id)?;
         let id: Value = serde_json::from_str(provider_id).unwrap_or_default();
         let id = id
             .as_str()
@@ -495,7 +495,7 @@ impl Engine {
         state
             .map(|state| self.call_on(state, bound))
             .and_then(|call| {
-                crate::json::check_walked(args)?;
+                check_walked(args)?;
                 run(&call, args)
             })
             .map_err(|e| e.in_verb(verb_phase(verb)))
@@ -531,7 +531,7 @@ impl Engine {
         let result = state
             .map(|state| self.call_on(state, bound))
             .and_then(|call| {
-                crate::json::check_walked(args)?;
+                check_walked(args)?;
                 run(&call, args, &host)
             });
         // What the host still has to read comes first: the rest was computed without it.
@@ -550,7 +550,7 @@ impl Engine {
     pub fn start(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<Started> {
         let call = self
             .call(bound)
-            .and_then(|call| crate::json::check_walked(args).map(|()| call));
+            .and_then(|call| check_walked(args).map(|()| call));
         let started = match verb {
             "match" => call.and_then(|call| {
                 self.build_with_encoder();

@@ -12,10 +12,11 @@ use crate::error::{
 use crate::hostcall::{Host, HostCall, Started};
 use crate::ids::{format_qualified, parse_qualified};
 use crate::json::is_non_json_marker;
+use crate::json::to_json;
 use crate::query::args::{clamped_integer, Args};
 use crate::query::resolution::closure::Node;
 use crate::query::resolution::resolve::resolution;
-use crate::query::views::{to_json, CapabilityId};
+use crate::query::views::CapabilityId;
 use crate::query::Call;
 use crate::scope::{Meta, View};
 use serde::Serialize;
