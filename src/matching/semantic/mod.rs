@@ -11,6 +11,7 @@ mod score;
 pub use build::{Batch, Semantic};
 pub use score::rank;
 
+use crate::config::model::MODEL_PACKAGE;
 use crate::snapshot::{Capability, ProviderSnapshot};
 
 /// Default `minScore`: the fused score (cosine + [`LEXICAL_WEIGHT`] × lexical confidence, that
@@ -30,12 +31,6 @@ pub const LEXICAL_WEIGHT: f64 = 0.5;
 /// words is strong evidence, a word or two in common is not (it misleads more paraphrases than
 /// it helps).
 pub const LEXICAL_GATE: f64 = 0.7;
-/// The most dimensions an embedder may give a vector.
-pub const MAX_DIMENSIONS: u64 = 4096;
-
-/// The optional package holding the first-party encoder's weights.
-pub const MODEL_PACKAGE: &str = "@devcodex/capability-graph-minilm";
-
 /// The first-party encoder's package is not installed: `CG_MODEL_UNAVAILABLE` / `check_config`
 /// naming it (SPEC §14 D18).
 pub fn package_missing(package: &str) -> crate::error::GraphError {

@@ -245,12 +245,14 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
         Err(file::Ignored::Foreign)
     );
     assert!(file::entries_json(&bytes[..bytes.len() - 1]).is_err());
-    assert!(file::is_model_id("all-MiniLM-L6-v2.int8"));
-    assert!(file::is_model_id("all-MiniLM-L6-v2/int8-1-1a2b3c4d"));
+    assert!(crate::config::model::is_model_id("all-MiniLM-L6-v2.int8"));
+    assert!(crate::config::model::is_model_id(
+        "all-MiniLM-L6-v2/int8-1-1a2b3c4d"
+    ));
     for bad in [
         "", "../x", ".hidden", "a/../b", "a//b", "/a", "a/", "a b", "a\\b",
     ] {
-        assert!(!file::is_model_id(bad), "{bad}");
+        assert!(!crate::config::model::is_model_id(bad), "{bad}");
     }
 }
 
