@@ -12,7 +12,7 @@ pub use build::{Batch, Semantic};
 pub use score::rank;
 
 use crate::config::model::MODEL_PACKAGE;
-use crate::snapshot::{Capability, ProviderSnapshot};
+use crate::snapshot::Capability;
 
 /// Default `minScore`: the fused score (cosine + [`LEXICAL_WEIGHT`] × lexical confidence, that
 /// confidence counted from [`LEXICAL_GATE`]) the best capability needs for an answer; the ones
@@ -190,11 +190,6 @@ pub fn cosine(a: &[i8], scale_a: f32, b: &[i8], scale_b: f32) -> f64 {
         .map(|(x, y)| i32::from(*x) * i32::from(*y))
         .sum();
     f64::from(dot) * f64::from(scale_a) * f64::from(scale_b)
-}
-
-/// The snapshots' vectors as [`rank`] reads them.
-pub fn ready<'a>(snapshots: &[&'a ProviderSnapshot]) -> Option<Vec<&'a Vectors>> {
-    snapshots.iter().map(|s| s.semantic()).collect()
 }
 
 /// A deterministic embedder for tests: hashed bags of words and character trigrams.
