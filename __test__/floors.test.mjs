@@ -121,3 +121,10 @@ test('lifetimes and char literals are told apart', () => {
     'f', '::', '<', '>', '(', ',', ',', ')', 'crate', '::', 'a',
   ]);
 });
+
+test('the engine keeps its floors', () => {
+  const r = analyze(join(root, 'src'));
+  assert.deepEqual(upward(r), []);
+  assert.deepEqual(r.circles.map((c) => c.cycle.join(' -> ')), []);
+  assert.deepEqual(r.unknown, []);
+});
