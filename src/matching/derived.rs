@@ -85,14 +85,7 @@ impl DerivedTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn snapshot() -> Arc<ProviderSnapshot> {
-        Arc::new(ProviderSnapshot::of_inline(&json!({
-            "providerId": "p", "name": "P", "version": "1",
-            "capabilities": [{ "capabilityId": "a", "name": "A", "description": "Does a.", "whenToUse": "For a." }],
-        })))
-    }
+    use crate::snapshot::side::tests::snapshot;
 
     #[test]
     fn a_snapshot_s_index_is_built_once_and_shared() {

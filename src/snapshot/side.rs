@@ -75,11 +75,12 @@ impl<T: Clone> SideTable<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn snapshot() -> Arc<ProviderSnapshot> {
+    /// A snapshot of one capability, for tests of tables beside it.
+    pub(crate) fn snapshot() -> Arc<ProviderSnapshot> {
         Arc::new(ProviderSnapshot::of_inline(&json!({
             "providerId": "p", "name": "P", "version": "1",
             "capabilities": [{ "capabilityId": "a", "name": "A", "description": "Does a.", "whenToUse": "For a." }],
