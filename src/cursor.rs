@@ -5,8 +5,8 @@
 //! (`CG_INPUT_INVALID`) rather than served. The key is the engine's own and the same in every
 //! process, so a cursor stays good on any host serving the same revision.
 
+use crate::error::input_invalid as invalid;
 use crate::error::{Code, GraphError, Result};
-use crate::query::args::invalid;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

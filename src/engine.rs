@@ -7,17 +7,20 @@ use crate::hostcall::Started;
 use crate::ids::is_id;
 use crate::knowledge::body::ReadControl;
 use crate::knowledge::host::HostBodies;
+use crate::matching::derived::DerivedTable;
 use crate::matching::semantic::{build::Model, Semantic};
 use crate::matching::{self, lexical_options, semantic_options, Executor};
-use crate::query::args::{invalid, Args};
+use crate::query::args::{check_walked, invalid, Args};
 use crate::query::discovery::{catalog, details, members, neighbors, providers};
 use crate::query::resolution::{resolve, selection};
 use crate::query::retrieval::backends::{self, Backends};
 use crate::query::retrieval::knowledge_search;
 use crate::query::{maintenance, reads, Call};
 use crate::snapshot::ProviderSnapshot;
-use crate::sources;
-use crate::sources::database::{DatabaseRead, DatabaseReads, KeptRecords};
+use crate::sources::database::{
+    Current, DatabaseRead, DatabaseReads, KeptRead, KeptReads, KeptRecords,
+};
+use crate::sources::{self, Loaded};
 use crate::store::{ProviderSlots, Store, StoreState};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -67,6 +70,11 @@ pub struct Engine {
     executor: Option<Executor>,
     /// The semantic executor's model and vector builds, when it is the executor.
     semantic: Option<Arc<Semantic>>,
+    /// What matching derived from each snapshot served (lexical indexes, vectors), beside the
+    /// snapshots (SPEC D28).
+    derived: Arc<DerivedTable>,
+    /// What the database source keeps with each current snapshot for its next read.
+    kept: KeptReads,
     backends: Backends,
     running: Arc<Running>,
     /// The state `close()` took, until [`Engine::release`] frees it.
@@ -130,8 +138,10 @@ impl Engine {
             .collect();
         let mut providers = BTreeMap::new();
         let mut ids = Vec::with_capacity(jobs.len());
-        load_each(jobs, |source, snapshot| {
-            let snapshot = snapshot?;
+        let derived = Arc::new(DerivedTable::default());
+        let kept = KeptReads::default();
+        load_each(jobs, |source, loaded| {
+            let (snapshot, source_state) = placed(&derived, &kept, loaded?);
             let id = snapshot.provider_id().to_owned();
             if providers.contains_key(&id) {
                 // Two inline definitions naming one provider.
@@ -141,8 +151,8 @@ impl Engine {
             providers.insert(
                 id,
                 ProviderSlots {
-                    source: snapshot.source.clone(),
-                    current: Arc::new(snapshot),
+                    source: source_state,
+                    current: snapshot,
                     previous: None,
                     refresh_failed: false,
                 },
@@ -187,7 +197,7 @@ impl Engine {
                         Model::Unavailable(matching::semantic::package_missing(&package))
                     }
                 };
-                let semantic = Semantic::new(model, min_score, b).naming(named);
+                let semantic = Semantic::new(model, min_score, b, derived.clone()).naming(named);
                 (
                     Some(Executor::Semantic { min_score }),
                     Some(Arc::new(semantic)),
@@ -215,6 +225,8 @@ impl Engine {
         let engine = Engine {
             executor,
             semantic,
+            derived,
+            kept,
             backends,
             store: Store::new(StoreState { providers }),
             budgets: config.budgets,
@@ -263,11 +275,12 @@ impl Engine {
             .get(provider)
             .ok_or_else(|| GraphError::new(Code::ProviderNotFound))?;
         let s = &*slots.current;
+        let derived = self.derived.of(&slots.current);
         self.build_with_encoder();
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
-        semantic.wait(&[s], deadline)?;
-        let v = s
-            .semantic()
+        semantic.wait(&[&derived], deadline)?;
+        let v = derived
+            .vectors()
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         let bytes = matching::semantic::file::encode(s, v);
         *self.vectors_out.lock().unwrap_or_else(|e| e.into_inner()) = bytes;
@@ -356,15 +369,20 @@ impl Engine {
             .store
             .snapshots()
             .into_iter()
-            .filter(|s| !s.lexical_ready())
+            .map(|s| (self.derived.of(&s), s))
+            .filter(|(d, _)| !d.lexical_ready())
             .collect();
         if pending.is_empty() {
             return;
         }
+        let derived = self.derived.clone();
         let build = move || {
-            for s in &pending {
-                s.lexical();
+            for (d, s) in &pending {
+                d.lexical(s);
             }
+            // A snapshot a reload let go while its index was built is gone with it now.
+            drop(pending);
+            derived.prune();
             crate::memory::release_free_memory();
         };
         // No thread to spare: the first match builds the index on the pool instead.
@@ -379,7 +397,7 @@ impl Engine {
     #[cfg(test)]
     pub(crate) fn build_indexes_here(&self) {
         for s in self.store.snapshots() {
-            s.lexical();
+            self.derived.of(&s).lexical(&s);
         }
     }
 
@@ -392,13 +410,14 @@ impl Engine {
             .providers
             .iter()
             .map(|(id, slots)| {
+                let derived = self.derived.get(&slots.current);
                 serde_json::json!({
                     "providerId": id,
                     "capabilities": slots.current.capabilities.len(),
                     "snapshotBytes": crate::snapshot::size::snapshot_bytes(&slots.current),
                     "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
-                    "lexicalIndexBytes": slots.current.lexical_ready().then(|| slots.current.lexical().memory_bytes()),
-                    "vectorBytes": slots.current.semantic().map(|v| v.memory_bytes()),
+                    "lexicalIndexBytes": derived.as_ref().filter(|d| d.lexical_ready()).map(|d| d.lexical(&slots.current).memory_bytes()),
+                    "vectorBytes": derived.as_ref().and_then(|d| d.vectors()).map(|v| v.memory_bytes()),
                     "vectorsFile": self.semantic.as_ref().and_then(|s| s.precomputed(id)).map(|f| f.file_word()),
                 })
             })
@@ -449,7 +468,7 @@ impl Engine {
     /// `forProvider(id)` (JSON of the argument): a configured provider's ID, as JSON.
     pub fn check_bound(&self, provider_id: &str) -> Result<String> {
         let state = self.store.pin()?;
-        crate::json::check_walked(provider_id)?;
+        check_walked(provider_id)?;
         let id: Value = serde_json::from_str(provider_id).unwrap_or_default();
         let id = id
             .as_str()
@@ -495,7 +514,7 @@ impl Engine {
         state
             .map(|state| self.call_on(state, bound))
             .and_then(|call| {
-                crate::json::check_walked(args)?;
+                check_walked(args)?;
                 run(&call, args)
             })
             .map_err(|e| e.in_verb(verb_phase(verb)))
@@ -531,7 +550,7 @@ impl Engine {
         let result = state
             .map(|state| self.call_on(state, bound))
             .and_then(|call| {
-                crate::json::check_walked(args)?;
+                check_walked(args)?;
                 run(&call, args, &host)
             });
         // What the host still has to read comes first: the rest was computed without it.
@@ -550,11 +569,17 @@ impl Engine {
     pub fn start(&self, verb: &str, args: &str, bound: Option<&str>) -> Result<Started> {
         let call = self
             .call(bound)
-            .and_then(|call| crate::json::check_walked(args).map(|()| call));
+            .and_then(|call| check_walked(args).map(|()| call));
         let started = match verb {
             "match" => call.and_then(|call| {
                 self.build_with_encoder();
-                matching::start(&call, args, self.executor.as_ref(), self.semantic.as_ref())
+                matching::start(
+                    &call,
+                    args,
+                    self.executor.as_ref(),
+                    self.semantic.as_ref(),
+                    &self.derived,
+                )
             }),
             "retrieveCapabilities" => call.and_then(|call| backends::retrieve_start(&call, args)),
             "queryRuntime" => call.and_then(|call| backends::runtime_start(&call, args)),
@@ -587,7 +612,9 @@ impl Engine {
             let state = self.store.pin().ok();
             let current = |source: &ProviderSource| {
                 let id = source.provider_id.as_deref()?;
-                Some(state.as_ref()?.providers.get(id)?.current.clone())
+                let current = state.as_ref()?.providers.get(id)?.current.clone();
+                let kept = self.kept.get(&current);
+                Some((current, kept))
             };
             for (source, definition) in &targets {
                 if inline_unchanged(source, definition.as_ref()) {
@@ -623,7 +650,8 @@ impl Engine {
             load_each(jobs, |loaded, candidate| {
                 for source in pending.by_ref() {
                     if std::ptr::eq(source, loaded) {
-                        let candidate = Candidate::Loaded(candidate.map(Arc::new));
+                        let candidate = candidate.map(|l| placed(&self.derived, &self.kept, l));
+                        let candidate = Candidate::Loaded(candidate);
                         entries.push(self.publish_one(source, candidate)?);
                         return Ok(());
                     }
@@ -634,6 +662,9 @@ impl Engine {
             for source in pending {
                 entries.push(self.publish_one(source, kept(source))?);
             }
+            // What was derived from or kept with the snapshots let go goes with them.
+            self.derived.prune();
+            self.kept.prune();
             // After publishing and off the caller's path: the new snapshots already serve.
             if loads {
                 crate::memory::release_free_memory_later();
@@ -730,13 +761,8 @@ impl Engine {
         known
             .keys()
             .filter_map(|id| {
-                let current = &state.providers.get(id)?.current;
-                let kept = current
-                    .kept
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone()?;
-                Some((id.clone(), kept))
+                let kept = self.kept.get(&state.providers.get(id)?.current)?;
+                Some((id.clone(), kept.records))
             })
             .collect()
     }
@@ -745,11 +771,19 @@ impl Engine {
     fn publish_one(&self, source: &ProviderSource, candidate: Candidate) -> Result<ReloadEntry> {
         let id = source.provider_id.clone().unwrap_or_default();
         let mut entry = None;
+        let mut replaced = None;
         self.store.update(&id, |slots| {
             let (next, e) = publish(slots, candidate);
+            if !Arc::ptr_eq(&next.current, &slots.current) {
+                replaced = Some(slots.current.clone());
+            }
             entry = Some(e);
             next
         })?;
+        // Only the current snapshot's records are read against.
+        if let Some(replaced) = replaced {
+            self.kept.remove(&replaced);
+        }
         let mut entry = entry.unwrap_or_else(|| unreachable!("update ran"));
         entry.provider_id = id;
         self.index_in_background();
@@ -790,6 +824,10 @@ impl Engine {
         if let Some(state) = state {
             close_roots(&state);
         }
+        // The snapshots are gone unless a call still waiting for a host component holds one:
+        // what was derived from them or kept with them goes too.
+        self.derived.prune();
+        self.kept.prune();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -809,12 +847,13 @@ fn inline_unchanged(source: &ProviderSource, definition: Option<&Value>) -> bool
 }
 
 /// A provider to load: its source, a replacement definition, what was read from its database
-/// and, for a reload of a database provider, its current snapshot.
+/// and, for a reload of a database provider, its current snapshot with what the source kept
+/// with it.
 type LoadJob<'a> = (
     &'a ProviderSource,
     Option<&'a Value>,
     Option<DatabaseRead>,
-    Option<Arc<ProviderSnapshot>>,
+    Option<(Arc<ProviderSnapshot>, Option<KeptRead>)>,
 );
 
 /// Loads each job into a snapshot, providers side by side on up to one worker per core, and
@@ -825,10 +864,14 @@ type LoadJob<'a> = (
 /// worker per core is enough to keep the cores busy.
 fn load_each(
     jobs: Vec<LoadJob>,
-    mut each: impl FnMut(&ProviderSource, Result<ProviderSnapshot>) -> Result<()>,
+    mut each: impl FnMut(&ProviderSource, Result<Loaded>) -> Result<()>,
 ) -> Result<()> {
     let load = |(source, definition, read, current): &LoadJob| {
-        sources::load(source, *definition, read.as_ref(), current.as_deref())
+        let current = current.as_ref().map(|(snapshot, kept)| Current {
+            snapshot,
+            kept: kept.as_ref(),
+        });
+        sources::load(source, *definition, read.as_ref(), current)
     };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -1060,10 +1103,29 @@ pub fn diagnose_reads(config_json: &str, databases: DatabaseReads) -> Result<Str
     Ok(serde_json::json!({ "providers": providers }).to_string())
 }
 
+/// A loaded provider's snapshot, ready to publish, and the state of the source it was read in
+/// (the store's to hold beside it): what the source keeps with it and the vectors it offered
+/// go to their tables.
+fn placed(
+    derived: &DerivedTable,
+    kept: &KeptReads,
+    loaded: Loaded,
+) -> (Arc<ProviderSnapshot>, Option<Arc<Value>>) {
+    let snapshot = Arc::new(loaded.snapshot);
+    if let Some(k) = loaded.kept {
+        kept.insert(&snapshot, k);
+    }
+    if let Some(offered) = loaded.offered {
+        derived.offer(&snapshot, offered);
+    }
+    (snapshot, loaded.source)
+}
+
 /// What a reload has for one provider.
 enum Candidate {
-    /// A snapshot loaded from its source, or why it could not be.
-    Loaded(Result<Arc<ProviderSnapshot>>),
+    /// A snapshot loaded from its source with the state of the source it was read in, or why
+    /// it could not be.
+    Loaded(Result<(Arc<ProviderSnapshot>, Option<Arc<Value>>)>),
     /// A database provider whose view named this state of its source: nothing was read.
     Unchanged(Value),
     /// An inline provider reloaded without a new definition: its source cannot have changed.
@@ -1089,19 +1151,13 @@ fn publish(slots: &ProviderSlots, candidate: Candidate) -> (ProviderSlots, Reloa
     };
     match candidate {
         Candidate::Loaded(Err(e)) => failed(&mut next, &mut entry, e),
-        Candidate::Loaded(Ok(snapshot)) => {
+        Candidate::Loaded(Ok((snapshot, source))) => {
             // The source the definitions now held were last read from, whether they changed
             // or not.
-            next.source = snapshot.source.clone();
+            next.source = source;
             next.refresh_failed = false;
             if snapshot.static_revision != slots.current.static_revision {
                 let retired = std::mem::replace(&mut next.current, snapshot);
-                // Only the current snapshot's records are read against.
-                retired
-                    .kept
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take();
                 next.previous = Some(retired);
             } else if snapshot.roots != slots.current.roots {
                 // Same definitions read from another document root (a database view may move
@@ -1185,6 +1241,46 @@ mod tests {
         let (next, entry) = publish(&slots, Candidate::Unchanged(other));
         assert!(!entry.ok && next.refresh_failed);
         assert_eq!(entry.error.unwrap()["code"], "CG_INTERNAL");
+    }
+
+    #[test]
+    fn what_matching_derived_from_a_snapshot_goes_once_the_store_lets_the_snapshot_go() {
+        let definition = |version: u32| {
+            serde_json::json!({
+                "providerId": "p", "name": "P", "version": version.to_string(),
+                "capabilities": [{ "capabilityId": "a", "name": "A", "description": "Does a.", "whenToUse": "For a." }],
+            })
+        };
+        let config = serde_json::json!({ "providers": [{ "definition": definition(1) }] });
+        let engine = Engine::open(&config.to_string(), None).unwrap();
+        for version in 2..5 {
+            engine.build_indexes_here();
+            // Held weakly, as nothing but the store holds them.
+            let before: Vec<_> = engine
+                .store
+                .snapshots()
+                .iter()
+                .map(|s| {
+                    let d = engine.derived.get(s).unwrap();
+                    assert!(d.lexical_ready());
+                    (Arc::downgrade(s), Arc::downgrade(&d))
+                })
+                .collect();
+            let reload = serde_json::json!({ "definitions": { "p": definition(version) } });
+            engine.reload(&reload.to_string(), None).unwrap();
+            // The snapshot that left the store took its index with it; the others keep theirs.
+            let served = engine.store.snapshots();
+            assert_eq!(
+                (before.len(), served.len()),
+                (version.min(3) as usize - 1, 2)
+            );
+            for (s, d) in &before {
+                let kept = s
+                    .upgrade()
+                    .is_some_and(|s| served.iter().any(|x| Arc::ptr_eq(x, &s)));
+                assert_eq!(d.upgrade().is_some(), kept, "version {version}");
+            }
+        }
     }
 
     #[test]

@@ -40,32 +40,21 @@ pub const ARGUMENT_MAX_CHARS: u64 = 16_777_216;
 
 /// What the walk prints for a value it stopped walking at a bound (past `maxValues`, past
 /// `maxChars`): the whole value is refused, so nothing of it is printed.
-const TOO_MANY_VALUES: &str = r#"{"$cgNonJson":"too_many_values"}"#;
+pub const TOO_MANY_VALUES: &str = r#"{"$cgNonJson":"too_many_values"}"#;
 pub const TOO_MANY_CHARS: &str = r#"{"$cgNonJson":"too_many_chars"}"#;
+
+/// Bounds of the pure-JSON walk of `providerFromTools`'s options (tool lists with their
+/// schemas are larger than a query's arguments).
+pub const TOOLS_WALK_MAX_VALUES: u64 = 2_000_000;
+pub const TOOLS_WALK_MAX_CHARS: u64 = 67_108_864;
 
 /// The walk bounds as the JS layer takes them (engine tables).
 pub fn walk_bounds_json() -> String {
     serde_json::json!({
         "arguments": { "maxValues": ARGUMENT_MAX_VALUES, "maxChars": ARGUMENT_MAX_CHARS },
-        "tools": crate::definitions::from_tools::walk_bounds(),
+        "tools": { "maxValues": TOOLS_WALK_MAX_VALUES, "maxChars": TOOLS_WALK_MAX_CHARS },
     })
     .to_string()
-}
-
-/// `CG_INPUT_TOO_LARGE` for arguments the walk stopped at its bound (anywhere in them: a verb's
-/// two arguments are walked one by one), before any other rule. A user's own text can never
-/// hold a marker: its quotes are escaped and an object with the marker key is marked itself.
-pub fn check_walked(args: &str) -> crate::error::Result<()> {
-    let refuse = |limit: u64, reason: &str| {
-        Err(crate::error::input_too_large("$", limit).detail("reason", reason))
-    };
-    if args.contains(TOO_MANY_VALUES) {
-        return refuse(ARGUMENT_MAX_VALUES, "argument_values");
-    }
-    if args.contains(TOO_MANY_CHARS) {
-        return refuse(ARGUMENT_MAX_CHARS, "argument_chars");
-    }
-    Ok(())
 }
 
 /// The marker the walk puts under a key that is not well-formed text (a lone surrogate), the key
@@ -77,6 +66,11 @@ pub fn is_lone_surrogate_key(v: &Value) -> bool {
 
 pub fn is_non_json_marker(v: &Value) -> bool {
     matches!(v, Value::Object(m) if m.len() == 1 && m.contains_key(NON_JSON_KEY))
+}
+
+/// Compact JSON of a serialisable value (the engine's records always serialise).
+pub fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// UTF-8 length of the compact JSON text of `v` as `JSON.stringify` prints it (key order does
@@ -214,34 +208,6 @@ mod tests {
             let n: serde_json::Number = serde_json::from_str(input).unwrap();
             assert_eq!(js_number(&n), js, "{input}");
         }
-    }
-
-    #[test]
-    fn arguments_stopped_at_the_walk_bound_are_too_large() {
-        use crate::error::Code;
-        for (text, limit, reason) in [
-            (
-                TOO_MANY_VALUES.to_owned(),
-                ARGUMENT_MAX_VALUES,
-                "argument_values",
-            ),
-            (
-                format!("[{{}},{TOO_MANY_CHARS}]"),
-                ARGUMENT_MAX_CHARS,
-                "argument_chars",
-            ),
-        ] {
-            let e = check_walked(&text).unwrap_err();
-            assert_eq!(e.code(), Code::InputTooLarge);
-            let details = e.to_json_value()["details"].clone();
-            assert_eq!(
-                details,
-                json!({ "field": "$", "limit": limit, "reason": reason })
-            );
-        }
-        // A user's string holding the marker's text is escaped by the walk: never a refusal.
-        let escaped = serde_json::to_string(TOO_MANY_VALUES).unwrap();
-        assert!(check_walked(&format!(r#"{{"a":{escaped}}}"#)).is_ok());
     }
 
     #[test]

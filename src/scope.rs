@@ -1,10 +1,10 @@
 //! Effective scope (host ∩ integration ∩ request), revision selection (current or previous)
 //! and the common result `meta` (SPEC §6.3, §14 D3–D4).
 
+use crate::error::input_invalid as invalid;
 use crate::error::{Code, GraphError, Result};
 use crate::ids::is_id;
-use crate::query::args::invalid;
-use crate::query::views::to_json;
+use crate::json::to_json;
 use crate::snapshot::revision::composite_revision;
 use crate::snapshot::ProviderSnapshot;
 use crate::store::StoreState;

@@ -348,7 +348,8 @@ pub fn os_error_is_transient(errno: i32) -> bool {
 /// provider ID its manifest names, as JSON `{ providerId, files }`.
 #[napi]
 pub fn definition_files(root: String, layout: String) -> String {
-    use crate::sources::file::{definition_files, Layout};
+    use crate::config::Layout;
+    use crate::sources::file::definition_files;
     outcome(guarded(|| {
         let layout = if layout == "directory" {
             Layout::Directory

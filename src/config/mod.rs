@@ -3,15 +3,24 @@
 //! and the expected type (SPEC §14 D7).
 
 pub mod budgets;
+pub mod model;
 
 use crate::error::{Code, GraphError, Phase};
 use crate::ids::{is_id, is_root_alias};
 use crate::json::{is_non_json_marker, SCHEMA_KEY};
-use crate::sources::file::Layout;
 pub use budgets::Budgets;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+/// How a file provider lays out its definitions under its root (`definitionLayout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `*.capability.json` files anywhere in the tree.
+    Legacy,
+    /// `*.json` files under `capabilities/`.
+    Directory,
+}
 
 /// A config shape error: where, and what was expected there.
 #[derive(Debug, PartialEq)]
@@ -256,7 +265,7 @@ fn semantic_executor(m: &Map<String, Value>) -> Result<ExecutorSpec> {
         None => None,
         Some(e) => {
             let (h, _) = host(e, "executor.embedder", &["embed"])?;
-            if !crate::matching::semantic::file::is_model_id(&h.id) {
+            if !model::is_model_id(&h.id) {
                 return Err(ConfigError::new(
                     "executor.embedder.id",
                     "model ID: segments of letters, digits, '.', '_' or '-' joined by '/', at most 128 bytes",
@@ -265,14 +274,11 @@ fn semantic_executor(m: &Map<String, Value>) -> Result<ExecutorSpec> {
             let dims = e
                 .get("dimensions")
                 .and_then(Value::as_u64)
-                .filter(|d| (1..=crate::matching::semantic::MAX_DIMENSIONS).contains(d))
+                .filter(|d| (1..=model::MAX_DIMENSIONS).contains(d))
                 .ok_or_else(|| {
                     ConfigError::new(
                         "executor.embedder.dimensions",
-                        &format!(
-                            "integer from 1 to {}",
-                            crate::matching::semantic::MAX_DIMENSIONS
-                        ),
+                        &format!("integer from 1 to {}", model::MAX_DIMENSIONS),
                     )
                 })?;
             Some((h, dims as usize))
@@ -285,7 +291,7 @@ fn semantic_executor(m: &Map<String, Value>) -> Result<ExecutorSpec> {
     ) {
         (Some(dir), _) => ModelSpec::Dir(PathBuf::from(dir)),
         (None, Some(package)) => ModelSpec::Missing(package.to_owned()),
-        (None, None) => ModelSpec::Missing(crate::matching::semantic::MODEL_PACKAGE.to_owned()),
+        (None, None) => ModelSpec::Missing(model::MODEL_PACKAGE.to_owned()),
     };
     Ok(ExecutorSpec::Semantic {
         options: m.get("options").cloned().unwrap_or(Value::Null),

@@ -7,6 +7,7 @@ use crate::definitions::fields::RECORD_MAX_BYTES;
 use crate::error::{input_invalid, input_too_large, Result};
 use crate::ids::{id_from_name, id_from_name_with_hash, is_id, name_words, NAME_HASH_HEX};
 use crate::json::{compact_len, is_blank, is_non_json_marker};
+use crate::json::{TOOLS_WALK_MAX_CHARS, TOOLS_WALK_MAX_VALUES};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -26,11 +27,6 @@ pub const MAX_PARAMETER_DESCRIPTION_BYTES: usize = 4_096;
 pub const ENUM_VALUES_NAMED: usize = 32;
 /// Longest `whenToUse` taken from a description's first sentence, in bytes.
 const WHEN_TO_USE_BYTES: usize = 512;
-
-/// Bounds of the pure-JSON walk of `providerFromTools`'s options (tool lists with their
-/// schemas are larger than a query's arguments).
-pub const WALK_MAX_VALUES: u64 = 2_000_000;
-pub const WALK_MAX_CHARS: u64 = 67_108_864;
 
 const OPTION_KEYS: &[&str] = &["providerId", "name", "version", "tools"];
 /// Where each dialect keeps a tool's input schema, in the order they are looked for.
@@ -60,10 +56,10 @@ fn check_walk_at(options: &Value, field: &str) -> Result<()> {
         .and_then(Value::as_str)
     {
         Some("too_many_values") => {
-            Err(input_too_large(field, WALK_MAX_VALUES).detail("reason", "argument_values"))
+            Err(input_too_large(field, TOOLS_WALK_MAX_VALUES).detail("reason", "argument_values"))
         }
         Some("too_many_chars") => {
-            Err(input_too_large(field, WALK_MAX_CHARS).detail("reason", "argument_chars"))
+            Err(input_too_large(field, TOOLS_WALK_MAX_CHARS).detail("reason", "argument_chars"))
         }
         _ => Ok(()),
     }
@@ -447,11 +443,6 @@ pub fn provider_from_tools(options: &Value) -> Result<Value> {
         },
         "tools": mapping,
     }))
-}
-
-/// The walk bounds of `providerFromTools`'s options, for the engine tables.
-pub fn walk_bounds() -> Value {
-    json!({ "maxValues": WALK_MAX_VALUES, "maxChars": WALK_MAX_CHARS })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! executor contract (validated strictly, in its stated order), and the answer with the
 //! resolution of what the matches require.
 
+pub mod derived;
 pub mod lexical;
 pub mod semantic;
 
@@ -12,15 +13,18 @@ use crate::error::{
 use crate::hostcall::{Host, HostCall, Started};
 use crate::ids::{format_qualified, parse_qualified};
 use crate::json::is_non_json_marker;
+use crate::json::to_json;
 use crate::query::args::{clamped_integer, Args};
 use crate::query::resolution::closure::Node;
 use crate::query::resolution::resolve::resolution;
-use crate::query::views::{to_json, CapabilityId};
+use crate::query::views::CapabilityId;
 use crate::query::Call;
 use crate::scope::{Meta, View};
+use derived::{Derived, DerivedTable};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Which executor answers `match`.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,11 +199,14 @@ pub struct Session {
     /// The semantic executor's part: like the lexical one, served by the engine; with a host
     /// embedder the JS layer embeds the intent first ([`HostCall::run_with`]).
     semantic: Option<SemanticAsk>,
+    /// For a built-in executor, what matching derived from each snapshot served (in the
+    /// view's order): its index and vectors, built once and shared by every match on it.
+    derived: Vec<Arc<Derived>>,
 }
 
 struct SemanticAsk {
     intent: String,
-    engine: std::sync::Arc<semantic::Semantic>,
+    engine: Arc<semantic::Semantic>,
     deadline: std::time::Instant,
 }
 
@@ -233,12 +240,14 @@ fn now_ms() -> u64 {
 }
 
 /// Validates the call, builds the authorized catalog and either answers (empty catalog,
-/// lexical executor) or prepares the request for the host's executor.
+/// lexical executor) or prepares the request for the host's executor. `derived` holds what
+/// matching derived from each snapshot.
 pub fn start(
     call: &Call,
     json: &str,
     executor: Option<&Executor>,
-    semantic_engine: Option<&std::sync::Arc<semantic::Semantic>>,
+    semantic_engine: Option<&Arc<semantic::Semantic>>,
+    derived: &DerivedTable,
 ) -> Result<Started> {
     let args = Args::parse(json, &KEYS)?;
     let req = request(&args, call.budgets)?;
@@ -261,9 +270,18 @@ pub fn start(
         executor_id,
         lexical: None,
         semantic: None,
+        derived: Vec::new(),
     };
     if count == 0 {
         return Ok(Started::Done(session.answer("empty", &[])?));
+    }
+    if !matches!(executor, Executor::Host { .. }) {
+        session.derived = session
+            .view
+            .served
+            .iter()
+            .map(|(s, _)| derived.of(s))
+            .collect();
     }
     match executor {
         Executor::Lexical { min_score } => {
@@ -278,9 +296,9 @@ pub fn start(
         Executor::Semantic { .. } => {
             let engine = semantic_engine.ok_or_else(|| GraphError::new(Code::Internal))?;
             // A snapshot served that has no build yet (an earlier revision asked for) gets one.
-            let served: Vec<std::sync::Arc<crate::snapshot::ProviderSnapshot>> =
-                session.view.served.iter().map(|(s, _)| s.clone()).collect();
-            if served.iter().any(|s| s.semantic().is_none()) {
+            if session.derived.iter().any(|d| d.vectors().is_none()) {
+                let served: Vec<Arc<crate::snapshot::ProviderSnapshot>> =
+                    session.view.served.iter().map(|(s, _)| s.clone()).collect();
                 engine.plan(&served, &call.state.snapshots(), false);
             }
             let intent = semantic::cut(&req.intent, engine.max_text_bytes()).to_owned();
@@ -423,14 +441,36 @@ impl Session {
     /// this waits for while it is built; an abandoned call leaves the build to finish for the
     /// next).
     fn ranked(&self, ask: &LexicalAsk) -> Result<String> {
-        let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
-            self.view.served.iter().map(|(s, _)| &**s).collect();
-        let ranked = lexical::rank(&snapshots, &ask.intent, self.limit as usize, ask.min_score);
+        let (snapshots, indexes) = self.indexed();
+        let ranked = lexical::rank(
+            &snapshots,
+            &indexes,
+            &ask.intent,
+            self.limit as usize,
+            ask.min_score,
+        );
         self.answer_ranked(
             ranked
                 .into_iter()
                 .map(|r| ((r.provider, r.node), r.reason, r.confidence)),
         )
+    }
+
+    /// The snapshots served and their lexical indexes (built here when not built yet).
+    fn indexed(
+        &self,
+    ) -> (
+        Vec<&crate::snapshot::ProviderSnapshot>,
+        Vec<&lexical::LexicalIndex>,
+    ) {
+        let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
+            self.view.served.iter().map(|(s, _)| &**s).collect();
+        let indexes = snapshots
+            .iter()
+            .zip(&self.derived)
+            .map(|(s, d)| d.lexical(s))
+            .collect();
+        (snapshots, indexes)
     }
 
     /// A built-in executor's ranking as an answer: `no_match` when nothing ranked, confidences
@@ -454,12 +494,17 @@ impl Session {
     /// The semantic executor's answer for the intent's vector `query`, once the vectors of
     /// every snapshot served are built (waited for within the call's deadline).
     fn semantic_ranked(&self, ask: &SemanticAsk, query: &[f32]) -> Result<String> {
-        let snapshots: Vec<&crate::snapshot::ProviderSnapshot> =
-            self.view.served.iter().map(|(s, _)| &**s).collect();
-        ask.engine.wait(&snapshots, ask.deadline)?;
-        let vectors = semantic::ready(&snapshots).ok_or_else(|| GraphError::new(Code::Internal))?;
+        let derived: Vec<&Derived> = self.derived.iter().map(|d| &**d).collect();
+        ask.engine.wait(&derived, ask.deadline)?;
+        let vectors: Vec<&semantic::Vectors> = derived
+            .iter()
+            .map(|d| d.vectors())
+            .collect::<Option<_>>()
+            .ok_or_else(|| GraphError::new(Code::Internal))?;
+        let (snapshots, indexes) = self.indexed();
         let ranked = semantic::rank(
             &snapshots,
+            &indexes,
             &vectors,
             &ask.intent,
             query,

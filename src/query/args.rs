@@ -184,9 +184,24 @@ pub fn clamped_integer(v: &Value, field: &str, min: u64, max: u64) -> Result<u64
     Ok(n.min(max))
 }
 
+/// `CG_INPUT_TOO_LARGE` for arguments the walk stopped at its bound (anywhere in them: a verb's
+/// two arguments are walked one by one), before any other rule. A user's own text can never
+/// hold a marker: its quotes are escaped and an object with the marker key is marked itself.
+pub fn check_walked(args: &str) -> Result<()> {
+    use crate::json::{ARGUMENT_MAX_CHARS, ARGUMENT_MAX_VALUES, TOO_MANY_CHARS, TOO_MANY_VALUES};
+    let refuse = |limit: u64, reason: &str| Err(too_large("$", limit).detail("reason", reason));
+    if args.contains(TOO_MANY_VALUES) {
+        return refuse(ARGUMENT_MAX_VALUES, "argument_values");
+    }
+    if args.contains(TOO_MANY_CHARS) {
+        return refuse(ARGUMENT_MAX_CHARS, "argument_chars");
+    }
+    Ok(())
+}
+
 /// `parseQualifiedId(value)`: `"p::c"` → `{"providerId":"p","capabilityId":"c"}`.
 pub fn parse_qualified_id(json: &str) -> Result<String> {
-    crate::json::check_walked(json)?;
+    check_walked(json)?;
     let v: Value =
         serde_json::from_str(json).map_err(|_| invalid("$", "qualified capability ID"))?;
     let (p, c) = v
@@ -198,7 +213,7 @@ pub fn parse_qualified_id(json: &str) -> Result<String> {
 
 /// `formatQualifiedId(value)`: `{ providerId, capabilityId }` → `"p::c"` (as JSON).
 pub fn format_qualified_id(json: &str) -> Result<String> {
-    crate::json::check_walked(json)?;
+    check_walked(json)?;
     let v: Value =
         serde_json::from_str(json).map_err(|_| invalid("$", "{ providerId, capabilityId }"))?;
     if !v.is_object() {
@@ -260,5 +275,35 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn arguments_stopped_at_the_walk_bound_are_too_large() {
+        use crate::json::{
+            ARGUMENT_MAX_CHARS, ARGUMENT_MAX_VALUES, TOO_MANY_CHARS, TOO_MANY_VALUES,
+        };
+        for (text, limit, reason) in [
+            (
+                TOO_MANY_VALUES.to_owned(),
+                ARGUMENT_MAX_VALUES,
+                "argument_values",
+            ),
+            (
+                format!("[{{}},{TOO_MANY_CHARS}]"),
+                ARGUMENT_MAX_CHARS,
+                "argument_chars",
+            ),
+        ] {
+            let e = check_walked(&text).unwrap_err();
+            assert_eq!(e.code(), Code::InputTooLarge);
+            let details = e.to_json_value()["details"].clone();
+            assert_eq!(
+                details,
+                json!({ "field": "$", "limit": limit, "reason": reason })
+            );
+        }
+        // A user's string holding the marker's text is escaped by the walk: never a refusal.
+        let escaped = serde_json::to_string(TOO_MANY_VALUES).unwrap();
+        assert!(check_walked(&format!(r#"{{"a":{escaped}}}"#)).is_ok());
     }
 }

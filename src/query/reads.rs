@@ -3,7 +3,7 @@
 
 use super::args::{clamped_integer, invalid, named_capability, target_list, too_large, Args};
 use super::page::Rows;
-use super::views::{to_json, CapabilityId, ViewEntry};
+use super::views::{CapabilityId, ViewEntry};
 use super::Call;
 use crate::cursor::{self, Binding};
 use crate::definitions::locale::normalize_locale;
@@ -11,6 +11,7 @@ use crate::definitions::model::Locator;
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Phase, Result};
 use crate::ids::{format_qualified, is_id, is_knowledge_id};
+use crate::json::to_json;
 use crate::knowledge::body::{read_page_until, read_whole, whole_in, Known, Page, Whole};
 use crate::knowledge::host::{HostBodies, PageRange};
 use crate::knowledge::{content_type, locate, source};

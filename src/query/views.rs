@@ -1,6 +1,6 @@
 //! How snapshot data is printed in results. Keys follow the reference's record shapes.
 
-use crate::json::prints_as_is;
+use crate::json::{prints_as_is, to_json};
 use crate::snapshot::{Capability, Kind, Plain, ProviderSnapshot};
 use serde::Serialize;
 
@@ -245,11 +245,6 @@ pub fn write_ids<'a>(out: &mut String, ids: impl IntoIterator<Item = CapabilityI
         write_id(out, id);
     }
     out.push(']');
-}
-
-/// Compact JSON of a serialisable value (our records always serialise).
-pub fn to_json<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 mod id_index;
 pub mod revision;
+pub mod side;
 pub mod size;
 
 use crate::definitions::model::{KnowledgeRef, ProviderRecord, Texts};
@@ -272,7 +273,9 @@ pub type ReplacedRecord = (
     [Vec<u32>; 4],
 );
 
-/// A validated provider as one immutable value; queries hold it through an `Arc`.
+/// A validated provider as one immutable value; queries hold it through an `Arc`. It holds what
+/// was validated and what queries read, nothing more (SPEC D28): what is derived from it or
+/// kept beside it between reloads lives with whoever derives or keeps it.
 #[derive(Debug)]
 pub struct ProviderSnapshot {
     pub provider: ProviderRecord,
@@ -284,20 +287,6 @@ pub struct ProviderSnapshot {
     /// Every relation list, kinds interleaved (see [`Adjacency::interleave`]).
     relations: Adjacency,
     pub roots: DocumentRoots,
-    /// For a database provider, the state of its source it was read from
-    /// (`DatabaseRead::identity`).
-    pub source: Option<std::sync::Arc<serde_json::Value>>,
-    /// For a database provider whose view offers `changedSince`, the records it was read
-    /// from: the next read takes what did not change from here. Only the current snapshot
-    /// needs them; one retired to `previous` lets them go.
-    pub kept: std::sync::Mutex<Option<std::sync::Arc<crate::sources::database::KeptRecords>>>,
-    /// For a database provider, the vectors its view offered, until the semantic executor's
-    /// build of this snapshot takes them.
-    pub offered: std::sync::Mutex<Option<crate::matching::semantic::file::Offered>>,
-    /// The lexical executor's index, built on first use.
-    lexical: std::sync::OnceLock<crate::matching::lexical::LexicalIndex>,
-    /// The semantic executor's capability vectors, once built.
-    semantic: std::sync::OnceLock<crate::matching::semantic::Vectors>,
 }
 
 impl ProviderSnapshot {
@@ -360,11 +349,6 @@ impl ProviderSnapshot {
             capabilities,
             relations,
             roots,
-            source: None,
-            kept: std::sync::Mutex::new(None),
-            offered: std::sync::Mutex::new(None),
-            lexical: std::sync::OnceLock::new(),
-            semantic: std::sync::OnceLock::new(),
         }
     }
 
@@ -427,12 +411,6 @@ impl ProviderSnapshot {
         ProviderSnapshot::build(v, AuthorityKind::Inline, DocumentRoots::default())
     }
 
-    /// Whether the lexical index is built: a `match` that would have to build it first runs
-    /// off the JS thread instead.
-    pub fn lexical_ready(&self) -> bool {
-        self.lexical.get().is_some()
-    }
-
     /// Closes the handles of every trusted root of this snapshot: nothing beneath them can be
     /// opened any more, even by a query still holding the snapshot.
     pub fn close_roots(&self) {
@@ -440,23 +418,6 @@ impl ProviderSnapshot {
         for root in self.roots.default_root.iter().chain(aliases) {
             root.close();
         }
-    }
-
-    /// The lexical index of this snapshot, built once: in the background after open or reload
-    /// when the lexical executor is configured, else by the first `match` that needs it.
-    pub fn lexical(&self) -> &crate::matching::lexical::LexicalIndex {
-        self.lexical
-            .get_or_init(|| crate::matching::lexical::LexicalIndex::build(self))
-    }
-
-    /// The capability vectors of the semantic executor, once built (see
-    /// [`crate::matching::semantic::Semantic`]).
-    pub fn semantic(&self) -> Option<&crate::matching::semantic::Vectors> {
-        self.semantic.get()
-    }
-
-    pub fn set_semantic(&self, vectors: crate::matching::semantic::Vectors) {
-        let _ = self.semantic.set(vectors);
     }
 
     pub fn provider_id(&self) -> &str {

@@ -56,8 +56,8 @@ fn adjacency(a: &Adjacency) -> usize {
     (a.offsets.capacity() + a.targets.capacity()) * size_of::<u32>()
 }
 
-/// Heap bytes a snapshot keeps: records, the ID table and relation lists (not the lexical
-/// index, which is counted apart).
+/// Heap bytes a snapshot keeps: records, the ID table and relation lists (what is derived from
+/// it is counted apart).
 pub fn snapshot_bytes(s: &ProviderSnapshot) -> usize {
     let records: usize = s.capabilities.capacity() * size_of::<Arc<Capability>>()
         + s.capabilities.len() * (size_of::<Capability>() + 2 * size_of::<usize>())

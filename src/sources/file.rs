@@ -5,6 +5,7 @@
 //! or a parser message. The root is opened once as a directory handle; every directory listed
 //! and every file read is reached beneath it, never by a path re-resolved after a check.
 
+use crate::config::Layout;
 use crate::error::{Code, GraphError, NextAction, Phase};
 use crate::fsx::beneath::{Dir, EntryType, Refusal, RootDir};
 use crate::fsx::Stamp;
@@ -21,15 +22,6 @@ use std::thread;
 /// The largest definition or manifest file that is read at all: the record limit of the
 /// definitions it holds.
 const RECORD_MAX_BYTES: u64 = crate::definitions::fields::RECORD_MAX_BYTES as u64;
-
-/// How a provider lays out its definitions under its root.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// `*.capability.json` files anywhere in the tree.
-    Legacy,
-    /// `*.json` files under `capabilities/`.
-    Directory,
-}
 
 /// One definition file and what was made of it when it was read.
 #[derive(Clone, Debug, PartialEq)]

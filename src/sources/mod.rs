@@ -10,6 +10,7 @@ use crate::definitions::{
 };
 use crate::error::{Code, GraphError, Result};
 use crate::knowledge::roots;
+use crate::matching::semantic::file::Offered;
 use crate::snapshot::{AuthorityKind, ProviderSnapshot};
 use serde_json::Value;
 use std::sync::Arc;
@@ -32,6 +33,30 @@ fn root_rules(aliases: &[String]) -> Roots<'_> {
     }
 }
 
+/// A provider read and validated: its snapshot and, for a database provider, what comes with
+/// it but is kept beside it (SPEC D28).
+pub struct Loaded {
+    pub snapshot: ProviderSnapshot,
+    /// The state of the source it was read in (`DatabaseRead::identity`).
+    pub source: Option<Arc<Value>>,
+    /// What the source keeps with the snapshot for the next read (a view offering
+    /// `changedSince`).
+    pub kept: Option<database::KeptRead>,
+    /// The vectors the view offered, for the semantic executor's build of the snapshot.
+    pub offered: Option<Offered>,
+}
+
+impl Loaded {
+    fn snapshot(snapshot: ProviderSnapshot) -> Loaded {
+        Loaded {
+            snapshot,
+            source: None,
+            kept: None,
+            offered: None,
+        }
+    }
+}
+
 /// Reads and validates one provider. `definition` replaces an inline provider's definition
 /// (reload); an inline source keeps no definition of its own after it loaded. `database` is
 /// what the JS layer read through a database authority's adapter, `current` the provider's
@@ -40,8 +65,8 @@ pub fn load(
     source: &ProviderSource,
     definition: Option<&Value>,
     database: Option<&database::DatabaseRead>,
-    current: Option<&ProviderSnapshot>,
-) -> Result<ProviderSnapshot> {
+    current: Option<database::Current>,
+) -> Result<Loaded> {
     let aliases = alias_names(source);
     let rules = root_rules(&aliases);
     match &source.kind {
@@ -51,11 +76,11 @@ pub fn load(
             let roots = roots::bind(source, roots::open_own(source, None)?)?;
             let raw = definition.unwrap_or(own);
             let validated = validate_provider(raw, None, &rules)?;
-            Ok(ProviderSnapshot::build(
+            Ok(Loaded::snapshot(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::Inline,
                 roots,
-            ))
+            )))
         }
         SourceKind::File { root, layout, .. } => {
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
@@ -75,11 +100,11 @@ pub fn load(
                 .map(|d| (d.file, d.value))
                 .collect();
             let validated = validate_files(&files.provider, checked, provider_id, &rules)?;
-            Ok(ProviderSnapshot::build(
+            Ok(Loaded::snapshot(ProviderSnapshot::build(
                 validated,
                 AuthorityKind::File,
                 roots,
-            ))
+            )))
         }
         SourceKind::Database { .. } => {
             let read = database.ok_or_else(|| GraphError::new(Code::Internal))?;
@@ -90,13 +115,19 @@ pub fn load(
             };
             let roots = roots::bind(source, roots::open_own(source, default_root)?)?;
             let provider_id = source.provider_id.as_deref().unwrap_or_default();
-            let mut snapshot = read.snapshot_after(provider_id, &rules, current, roots)?;
-            snapshot.source = Some(Arc::new(read.identity()));
+            let snapshot = read.snapshot_after(provider_id, &rules, current, roots)?;
+            let identity = Arc::new(read.identity());
             // The snapshot holds the records validated: kept with it without their text.
             let kept = read.kept().and_then(|k| k.published(&snapshot));
-            snapshot.kept = std::sync::Mutex::new(kept.map(Arc::new));
-            snapshot.offered = std::sync::Mutex::new(read.take_vectors());
-            Ok(snapshot)
+            Ok(Loaded {
+                kept: kept.map(|records| database::KeptRead {
+                    records: Arc::new(records),
+                    identity: identity.clone(),
+                }),
+                source: Some(identity),
+                offered: read.take_vectors(),
+                snapshot,
+            })
         }
     }
 }

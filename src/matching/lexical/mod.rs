@@ -84,16 +84,17 @@ struct Evidence {
     by_name: bool,
 }
 
-/// Ranks the capabilities of `snapshots` (the providers of the scope, in ID order) for
-/// `intent`; returns at most `limit` candidates whose confidence is at least `min_score`, best
-/// first, ties by provider and capability ID.
+/// Ranks the capabilities of `snapshots` (the providers of the scope, in ID order, each with its
+/// index in `indexes`) for `intent`; returns at most `limit` candidates whose confidence is at
+/// least `min_score`, best first, ties by provider and capability ID.
 pub fn rank(
     snapshots: &[&ProviderSnapshot],
+    indexes: &[&LexicalIndex],
     intent: &str,
     limit: usize,
     min_score: f64,
 ) -> Vec<Ranked> {
-    let (mut ranked, terms) = rank_unexplained(snapshots, intent, limit, min_score);
+    let (mut ranked, terms) = rank_unexplained(snapshots, indexes, intent, limit, min_score);
     for r in &mut ranked {
         r.reason = explain(snapshots, r, &terms);
     }
@@ -119,11 +120,11 @@ pub fn explain(snapshots: &[&ProviderSnapshot], r: &Ranked, terms: &Terms) -> St
 /// explains only the candidates it keeps.
 pub fn rank_unexplained(
     snapshots: &[&ProviderSnapshot],
+    indexes: &[&LexicalIndex],
     intent: &str,
     limit: usize,
     min_score: f64,
 ) -> (Vec<Ranked>, Terms) {
-    let indexes: Vec<&LexicalIndex> = snapshots.iter().map(|s| s.lexical()).collect();
     let tokenizer = Tokenizer::new();
     let mut sequence: Vec<String> = Vec::new();
     let mut words: BTreeMap<String, String> = BTreeMap::new();
@@ -132,7 +133,7 @@ pub fn rank_unexplained(
         sequence.push(term);
     });
     let total_docs: usize = indexes.iter().map(|i| i.documents as usize).sum();
-    let scales = provider_scales(&indexes, total_docs);
+    let scales = provider_scales(indexes, total_docs);
     let terms: Vec<QueryTerm> = words
         .into_iter()
         .map(|(text, word)| {
@@ -162,7 +163,7 @@ pub fn rank_unexplained(
         return (Vec::new(), Terms(terms));
     }
     let by_id = named_by_id(snapshots, intent);
-    let by_name = named_by_name(&indexes, &sequence);
+    let by_name = named_by_name(indexes, &sequence);
     let needed: Vec<f64> = intent_weights
         .iter()
         .map(|&w| needed_weight(w, &terms))
@@ -204,7 +205,7 @@ pub fn rank_unexplained(
         e.by_id || e.by_name
     };
     let mut named_with_words: Vec<(usize, u32)> = Vec::new();
-    term_evidence(&indexes, &terms, &mut |key, e| {
+    term_evidence(indexes, &terms, &mut |key, e| {
         if judge(key, e) {
             named_with_words.push(key);
         }
@@ -563,8 +564,15 @@ mod tests {
         provider("crowd", capabilities)
     }
 
+    /// Each snapshot's index, as matching builds it.
+    fn indexes(snapshots: &[&ProviderSnapshot]) -> Vec<LexicalIndex> {
+        snapshots.iter().map(|s| LexicalIndex::build(s)).collect()
+    }
+
     fn top(snapshots: &[&ProviderSnapshot], intent: &str) -> Vec<String> {
-        rank(snapshots, intent, 3, DEFAULT_MIN_SCORE)
+        let built = indexes(snapshots);
+        let indexes: Vec<&LexicalIndex> = built.iter().collect();
+        rank(snapshots, &indexes, intent, 3, DEFAULT_MIN_SCORE)
             .iter()
             .map(|r| {
                 format!(
@@ -591,7 +599,9 @@ mod tests {
     fn a_provider_accepts_alike_alone_and_in_a_large_catalog() {
         let (shop, crowd) = (shop(), crowd(2000));
         let judged = |snapshots: &[&ProviderSnapshot], intent: &str| -> Vec<(String, String)> {
-            rank(snapshots, intent, 10, DEFAULT_MIN_SCORE)
+            let built = indexes(snapshots);
+            let indexes: Vec<&LexicalIndex> = built.iter().collect();
+            rank(snapshots, &indexes, intent, 10, DEFAULT_MIN_SCORE)
                 .iter()
                 .map(|r| {
                     let s = snapshots[r.provider];

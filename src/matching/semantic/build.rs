@@ -5,6 +5,7 @@
 
 use super::{capability_text, quantise, text_hash, Embed, TextHash, Vectors};
 use crate::error::{Code, GraphError, NextAction, Result};
+use crate::matching::derived::{Derived, DerivedTable};
 use crate::snapshot::ProviderSnapshot;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,8 @@ pub enum Model {
 
 struct Job {
     snapshot: Arc<ProviderSnapshot>,
+    /// Where its vectors go once built.
+    derived: Arc<Derived>,
     hashes: Vec<TextHash>,
     data: Vec<i8>,
     scales: Vec<f32>,
@@ -72,6 +75,9 @@ pub struct Semantic {
     /// The model and dimensions named at open (the host embedder's, or those the first-party
     /// encoder's weights name before they load).
     named: Option<(String, usize)>,
+    /// What matching derived from each snapshot: builds start from the vectors offered there
+    /// and put what they built there.
+    derived: Arc<DerivedTable>,
 }
 
 pub fn unavailable(reason: &str) -> GraphError {
@@ -81,7 +87,12 @@ pub fn unavailable(reason: &str) -> GraphError {
 }
 
 impl Semantic {
-    pub fn new(model: Model, min_score: f64, budgets: &crate::config::budgets::Match) -> Semantic {
+    pub fn new(
+        model: Model,
+        min_score: f64,
+        budgets: &crate::config::budgets::Match,
+        derived: Arc<DerivedTable>,
+    ) -> Semantic {
         let (batch_size, max_text_bytes) = (budgets.embed_batch_size, budgets.max_embed_text_bytes);
         Semantic {
             min_score,
@@ -100,7 +111,13 @@ impl Semantic {
             changed: Condvar::new(),
             closed: AtomicBool::new(false),
             named: None,
+            derived,
         }
+    }
+
+    /// The table the builds read offered vectors from and put vectors in.
+    pub fn derived(&self) -> &DerivedTable {
+        &self.derived
     }
 
     /// This executor, with the model named at open.
@@ -186,14 +203,19 @@ impl Semantic {
         // Files are read and texts hashed without the lock: the JS thread takes it to claim.
         let mut jobs = Vec::new();
         for s in targets {
-            if s.semantic().is_some() || live.iter().any(|k| Arc::ptr_eq(k, s)) {
+            let derived = self.derived.of(s);
+            if derived.vectors().is_some() || live.iter().any(|k| Arc::ptr_eq(k, s)) {
                 continue;
             }
-            let (file, mut status) = precomputed(s, &model, dims);
-            let prior: Vec<&Vectors> = known
+            let (file, mut status) = precomputed(s, &derived, &model, dims);
+            let earlier: Vec<Arc<Derived>> = known
                 .iter()
                 .filter(|k| k.provider_id() == s.provider_id() && !Arc::ptr_eq(k, s))
-                .filter_map(|k| k.semantic())
+                .filter_map(|k| self.derived.get(k))
+                .collect();
+            let prior: Vec<&Vectors> = earlier
+                .iter()
+                .filter_map(|d| d.vectors())
                 .chain(file.as_ref())
                 .filter(|v| v.model == model && v.dims == dims)
                 .collect();
@@ -206,6 +228,7 @@ impl Semantic {
             let n = s.capabilities.len();
             let mut job = Job {
                 snapshot: s.clone(),
+                derived,
                 hashes: Vec::with_capacity(n),
                 data: vec![0; n * dims],
                 scales: vec![0.0; n],
@@ -339,18 +362,18 @@ impl Semantic {
         self.lock().embedded += 1;
     }
 
-    /// Waits until every snapshot of `snapshots` has its vectors, at most until `deadline`:
-    /// `CG_MODEL_TIMEOUT` past it, the build's failure if its last batch failed,
+    /// Waits until each snapshot whose entry `derived` holds has its vectors, at most until
+    /// `deadline`: `CG_MODEL_TIMEOUT` past it, the build's failure if its last batch failed,
     /// `CG_GRAPH_CLOSED` once the graph closed.
-    pub fn wait(&self, snapshots: &[&ProviderSnapshot], deadline: Instant) -> Result<()> {
+    pub fn wait(&self, derived: &[&Derived], deadline: Instant) -> Result<()> {
         self.wait_for(deadline, |state| {
             if let Model::Unavailable(e) = &state.model {
                 return Some(Err(e.clone()));
             }
-            let pending: Vec<&ProviderSnapshot> = snapshots
+            let pending: Vec<&Derived> = derived
                 .iter()
                 .copied()
-                .filter(|s| s.semantic().is_none())
+                .filter(|d| d.vectors().is_none())
                 .collect();
             if pending.is_empty() {
                 return Some(Ok(()));
@@ -361,7 +384,7 @@ impl Semantic {
                 .find_map(|j| {
                     pending
                         .iter()
-                        .any(|s| std::ptr::eq(*s, &*j.snapshot))
+                        .any(|d| std::ptr::eq(*d, &*j.derived))
                         .then_some(j.failed.clone())
                         .flatten()
                 })
@@ -454,15 +477,16 @@ impl Semantic {
     }
 }
 
-/// The precomputed vectors of snapshot `s` for `model`: its view's (taken from the snapshot),
-/// else its vectors file's; what became of them, counts still to fill in.
+/// The precomputed vectors of snapshot `s` for `model`: its view's (taken from its entry
+/// `derived`), else its vectors file's; what became of them, counts still to fill in.
 fn precomputed(
     s: &ProviderSnapshot,
+    derived: &Derived,
     model: &str,
     dims: usize,
 ) -> (Option<Vectors>, super::file::Status) {
     use super::file::{Offered, Source, Status};
-    let taken = s.offered.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let taken = derived.take_offered();
     let (source, offered) = match taken {
         Some(offered) => (Source::View, offered),
         None => (Source::File, super::file::read(s, model, dims)),
@@ -503,7 +527,7 @@ fn model_of(model: &Model) -> Option<(String, usize)> {
 }
 
 fn finish(model: &str, dims: usize, job: Job) {
-    job.snapshot.set_semantic(Vectors {
+    job.derived.set_vectors(Vectors {
         model: model.to_owned(),
         dims,
         data: job.data,

@@ -16,13 +16,13 @@
 //!         dims × i8 the vector
 //! ```
 
-use super::{TextHash, Vectors, MAX_DIMENSIONS};
+use super::{TextHash, Vectors};
+use crate::config::model::{is_model_id, MAX_DIMENSIONS, MAX_MODEL_BYTES};
 use crate::snapshot::ProviderSnapshot;
 use std::io::Read;
 
 pub const MAGIC: &[u8; 8] = b"CGVECTS\0";
 pub const VERSION: u32 = 1;
-const MAX_MODEL_BYTES: usize = 128;
 const MAX_ID_BYTES: usize = 512;
 /// The most entries a file may hold.
 const MAX_ENTRIES: u64 = 10_000_000;
@@ -170,20 +170,6 @@ pub fn empty(model: &str, dims: usize) -> Vectors {
         scales: Vec::new(),
         hashes: Vec::new(),
     }
-}
-
-/// A model ID that names a file: `/`-separated segments of letters, digits, `.`, `_` and `-`,
-/// each starting with a letter or digit (so none is `.` or `..`), at most 128 bytes in all
-/// (the first-party encoder's is `all-MiniLM-L6-v2/int8-1-<crc>`).
-pub fn is_model_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= MAX_MODEL_BYTES
-        && id.split('/').all(|segment| {
-            segment.starts_with(|c: char| c.is_ascii_alphanumeric())
-                && segment
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        })
 }
 
 pub fn file_name(model: &str) -> String {

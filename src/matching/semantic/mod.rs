@@ -11,7 +11,8 @@ mod score;
 pub use build::{Batch, Semantic};
 pub use score::rank;
 
-use crate::snapshot::{Capability, ProviderSnapshot};
+use crate::config::model::MODEL_PACKAGE;
+use crate::snapshot::Capability;
 
 /// Default `minScore`: the fused score (cosine + [`LEXICAL_WEIGHT`] × lexical confidence, that
 /// confidence counted from [`LEXICAL_GATE`]) the best capability needs for an answer; the ones
@@ -30,12 +31,6 @@ pub const LEXICAL_WEIGHT: f64 = 0.5;
 /// words is strong evidence, a word or two in common is not (it misleads more paraphrases than
 /// it helps).
 pub const LEXICAL_GATE: f64 = 0.7;
-/// The most dimensions an embedder may give a vector.
-pub const MAX_DIMENSIONS: u64 = 4096;
-
-/// The optional package holding the first-party encoder's weights.
-pub const MODEL_PACKAGE: &str = "@devcodex/capability-graph-minilm";
-
 /// The first-party encoder's package is not installed: `CG_MODEL_UNAVAILABLE` / `check_config`
 /// naming it (SPEC §14 D18).
 pub fn package_missing(package: &str) -> crate::error::GraphError {
@@ -195,11 +190,6 @@ pub fn cosine(a: &[i8], scale_a: f32, b: &[i8], scale_b: f32) -> f64 {
         .map(|(x, y)| i32::from(*x) * i32::from(*y))
         .sum();
     f64::from(dot) * f64::from(scale_a) * f64::from(scale_b)
-}
-
-/// The snapshots' vectors as [`rank`] reads them.
-pub fn ready<'a>(snapshots: &[&'a ProviderSnapshot]) -> Option<Vec<&'a Vectors>> {
-    snapshots.iter().map(|s| s.semantic()).collect()
 }
 
 /// A deterministic embedder for tests: hashed bags of words and character trigrams.

@@ -5,7 +5,7 @@
 //! the best capability alone (`minScore`); the ones after it need only [`FOLLOWER_SHARE`] of it.
 
 use super::{cosine, quantise, Vectors, FOLLOWER_SHARE, LEXICAL_GATE, LEXICAL_WEIGHT};
-use crate::matching::lexical::{self, Ranked};
+use crate::matching::lexical::{self, LexicalIndex, Ranked};
 use crate::snapshot::ProviderSnapshot;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -28,10 +28,12 @@ fn has_cjk(text: &str) -> bool {
     text.chars().any(lexical::is_cjk)
 }
 
-/// The best `limit` capabilities of `snapshots` (with their `vectors`) for `intent`, whose
-/// vector is `query`; `None` when `query` is not a vector of the model's dimensions.
+/// The best `limit` capabilities of `snapshots` (with their lexical `indexes` and their
+/// `vectors`) for `intent`, whose vector is `query`; `None` when `query` is not a vector of the
+/// model's dimensions.
 pub fn rank(
     snapshots: &[&ProviderSnapshot],
+    indexes: &[&LexicalIndex],
     vectors: &[&Vectors],
     intent: &str,
     query: &[f32],
@@ -44,7 +46,7 @@ pub fn rank(
     }
     let (qscale, q) = quantise(query)?;
     let (lexical, terms) =
-        lexical::rank_unexplained(snapshots, intent, LEXICAL_POOL.max(limit), 0.0);
+        lexical::rank_unexplained(snapshots, indexes, intent, LEXICAL_POOL.max(limit), 0.0);
     let explain = |r: &Ranked| lexical::explain(snapshots, r, &terms);
     let mut out: Vec<Scored> = lexical
         .iter()

@@ -2,6 +2,9 @@ use super::build::{Model, Semantic};
 use super::testing::Hashed;
 use super::*;
 use crate::error::Code;
+use crate::matching::derived::Derived;
+use crate::matching::lexical::LexicalIndex;
+use crate::snapshot::ProviderSnapshot;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +30,13 @@ fn semantic(model: Model) -> Arc<Semantic> {
         model,
         DEFAULT_MIN_SCORE,
         &crate::config::budgets::Match::default(),
+        Arc::default(),
     ))
+}
+
+/// What the executor derived from `s`.
+fn derived(sem: &Semantic, s: &Arc<ProviderSnapshot>) -> Arc<Derived> {
+    sem.derived().of(s)
 }
 
 fn later(ms: u64) -> Instant {
@@ -54,22 +63,41 @@ fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
     assert!(!sem.start_building(), "one builder at a time");
     let builder = sem.clone();
     let thread = std::thread::spawn(move || builder.build_with_encoder());
-    sem.wait(&[&s], later(60_000)).unwrap();
+    sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap();
     thread.join().unwrap();
     assert_eq!(sem.embedded(), 3);
-    let v = s.semantic().unwrap();
+    let d = derived(&sem, &s);
+    let v = d.vectors().unwrap();
     assert_eq!((v.dims, v.scales.len(), v.data.len()), (64, 3, 192));
     let query = Hashed(64)
         .embed(&["refunds payment customer"], 1, &|| false)
         .unwrap();
-    let ranked = rank(&[&s], &[v], "refunds payment customer", &query, 5, 0.32).unwrap();
+    let ranked = rank(
+        &[&s],
+        &[&LexicalIndex::build(&s)],
+        &[v],
+        "refunds payment customer",
+        &query,
+        5,
+        0.32,
+    )
+    .unwrap();
     assert_eq!(s.capability(ranked[0].node).id(), "billing.refunds");
     assert!(ranked[0]
         .reason
         .starts_with("close in meaning to \"Returns a payment"));
     assert!(ranked.iter().all(|r| r.reason.len() <= 256));
     // A vector of other dimensions is no answer.
-    assert!(rank(&[&s], &[v], "x", &[1.0; 8], 5, 0.32).is_none());
+    assert!(rank(
+        &[&s],
+        &[&LexicalIndex::build(&s)],
+        &[v],
+        "x",
+        &[1.0; 8],
+        5,
+        0.32
+    )
+    .is_none());
 }
 
 #[test]
@@ -87,7 +115,7 @@ fn a_later_snapshot_embeds_only_texts_no_earlier_vector_has() {
     let batch = sem.claim().unwrap();
     assert_eq!(batch.texts.len(), 3);
     sem.put(batch.id, Some(&[1.0; 24])).unwrap();
-    assert!(first.semantic().is_some());
+    assert!(derived(&sem, &first).vectors().is_some());
     // Same texts: nothing to embed.
     let same = snapshot("");
     sem.plan(
@@ -95,7 +123,7 @@ fn a_later_snapshot_embeds_only_texts_no_earlier_vector_has() {
         &[same.clone(), first.clone()],
         true,
     );
-    assert!(same.semantic().is_some() && sem.claim().is_none());
+    assert!(derived(&sem, &same).vectors().is_some() && sem.claim().is_none());
     // Changed texts: all three, each once.
     let changed = snapshot(" Now different.");
     sem.plan(
@@ -133,20 +161,22 @@ fn a_bad_batch_fails_the_wait_and_is_handed_out_again() {
         let batch = sem.claim().unwrap();
         let e = sem.put(batch.id, bad.as_deref()).unwrap_err();
         assert_eq!(e.code(), Code::ModelUnavailable);
-        let e = sem.wait(&[&s], later(60_000)).unwrap_err();
+        let e = sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap_err();
         assert_eq!(e.code(), Code::ModelUnavailable);
     }
     let batch = sem.claim().unwrap();
     assert_eq!(batch.texts.len(), 3);
     sem.put(batch.id, Some(&[0.5; 12])).unwrap();
-    sem.wait(&[&s], later(60_000)).unwrap();
+    sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap();
 }
 
 #[test]
 fn waits_end_at_their_deadline_and_at_close() {
     let s = snapshot("");
     let loading = semantic(Model::Loading);
-    let e = loading.wait(&[&s], Instant::now()).unwrap_err();
+    let e = loading
+        .wait(&[&derived(&loading, &s)], Instant::now())
+        .unwrap_err();
     assert_eq!(e.code(), Code::ModelTimeout);
     assert_eq!(
         loading.encoder(Instant::now()).err().map(|e| e.code()),
@@ -154,7 +184,7 @@ fn waits_end_at_their_deadline_and_at_close() {
     );
     let waiter = loading.clone();
     let s2 = s.clone();
-    let thread = std::thread::spawn(move || waiter.wait(&[&s2], later(600_000)));
+    let thread = std::thread::spawn(move || waiter.wait(&[&derived(&waiter, &s2)], later(600_000)));
     loading.close();
     assert_eq!(
         thread.join().unwrap().unwrap_err().code(),
@@ -162,7 +192,9 @@ fn waits_end_at_their_deadline_and_at_close() {
     );
     assert!(loading.claim().is_none());
     let missing = semantic(Model::Unavailable(package_missing(MODEL_PACKAGE)));
-    let e = missing.wait(&[&s], later(60_000)).unwrap_err();
+    let e = missing
+        .wait(&[&derived(&missing, &s)], later(60_000))
+        .unwrap_err();
     assert_eq!(e.code(), Code::ModelUnavailable);
     assert_eq!(e.details().unwrap()["package"], MODEL_PACKAGE);
 }
@@ -178,7 +210,8 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
     let batch = sem.claim().unwrap();
     let rows: Vec<f32> = (0..12).map(|i| (i % 5) as f32 - 2.0).collect();
     sem.put(batch.id, Some(&rows)).unwrap();
-    let v = s.semantic().unwrap();
+    let d = derived(&sem, &s);
+    let v = d.vectors().unwrap();
     let bytes = file::encode(&s, v);
     let back = file::decode(&bytes, "host-1", 4).unwrap();
     assert_eq!(
@@ -245,12 +278,14 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
         Err(file::Ignored::Foreign)
     );
     assert!(file::entries_json(&bytes[..bytes.len() - 1]).is_err());
-    assert!(file::is_model_id("all-MiniLM-L6-v2.int8"));
-    assert!(file::is_model_id("all-MiniLM-L6-v2/int8-1-1a2b3c4d"));
+    assert!(crate::config::model::is_model_id("all-MiniLM-L6-v2.int8"));
+    assert!(crate::config::model::is_model_id(
+        "all-MiniLM-L6-v2/int8-1-1a2b3c4d"
+    ));
     for bad in [
         "", "../x", ".hidden", "a/../b", "a//b", "/a", "a/", "a b", "a\\b",
     ] {
-        assert!(!file::is_model_id(bad), "{bad}");
+        assert!(!crate::config::model::is_model_id(bad), "{bad}");
     }
 }
 
@@ -288,11 +323,19 @@ fn vectors_with_cosines(cosines: [f32; 3]) -> Vectors {
 fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold() {
     let s = snapshot("");
     let ids = |v: &Vectors, min: f64| -> Vec<String> {
-        rank(&[&s], &[v], "zzz", &[1.0, 0.0, 0.0], 5, min)
-            .unwrap()
-            .iter()
-            .map(|r| s.capability(r.node).id().to_owned())
-            .collect()
+        rank(
+            &[&s],
+            &[&LexicalIndex::build(&s)],
+            &[v],
+            "zzz",
+            &[1.0, 0.0, 0.0],
+            5,
+            min,
+        )
+        .unwrap()
+        .iter()
+        .map(|r| s.capability(r.node).id().to_owned())
+        .collect()
     };
     // Capabilities in ID order: billing.invoices, billing.refunds, client.config.
     let v = vectors_with_cosines([0.2, 0.6, 0.1]);

@@ -5,10 +5,11 @@ use crate::cursor::{self, Binding};
 use crate::definitions::model::{DocumentRef, KnowledgeRef};
 use crate::error::{Code, GraphError, Result};
 use crate::ids::format_qualified;
+use crate::json::to_json;
 use crate::query::args::{clamped_integer, invalid, pair, too_large, Args};
 use crate::query::views::{
-    to_json, write_budgets_member, write_distinction, write_examples, write_id, write_identity,
-    write_known, write_str, write_texts, write_view_member, CapabilityId, ViewEntry,
+    write_budgets_member, write_distinction, write_examples, write_id, write_identity, write_known,
+    write_str, write_texts, write_view_member, CapabilityId, ViewEntry,
 };
 use crate::query::Call;
 use crate::scope::{Completeness, Meta};

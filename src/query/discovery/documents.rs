@@ -5,9 +5,9 @@
 use crate::cursor::{self, Binding};
 use crate::definitions::model::DocumentRef;
 use crate::error::{Code, GraphError, Result};
+use crate::json::to_json;
 use crate::query::args::invalid;
 use crate::query::page::{cursor_member_len, no_progress, Rows};
-use crate::query::views::to_json;
 use crate::scope::Completeness;
 
 pub struct DocPage {

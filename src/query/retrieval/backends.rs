@@ -7,8 +7,9 @@ use crate::error::{project_component_error, Code, Component, GraphError, Phase, 
 use crate::hostcall::{Host, HostCall, Started};
 use crate::ids::format_qualified;
 use crate::json::compact_len;
+use crate::json::to_json;
 use crate::query::args::{capability_ref, clamped_integer, invalid, too_large, Args};
-use crate::query::views::{to_json, CapabilityId, ViewEntry};
+use crate::query::views::{CapabilityId, ViewEntry};
 use crate::query::Call;
 use crate::scope::{Completeness, Meta, View};
 use serde::Serialize;

@@ -23,11 +23,11 @@ impl DatabaseRead {
         &self,
         provider_id: &str,
         rules: &Roots,
-        current: Option<&ProviderSnapshot>,
+        current: Option<Current>,
         roots: crate::snapshot::DocumentRoots,
     ) -> Result<ProviderSnapshot> {
-        let replacement =
-            current.and_then(|c| Some((c, self.replacement(provider_id, rules, Some(c))?)));
+        let replacement = current
+            .and_then(|c| Some((c.snapshot, self.replacement(provider_id, rules, Some(c))?)));
         match replacement {
             Some((current, r)) => {
                 let snapshot = current.replaced(r.provider, r.changed, roots);
@@ -57,7 +57,7 @@ impl DatabaseRead {
         &self,
         provider_id: &str,
         roots: &Roots,
-        current: Option<&ProviderSnapshot>,
+        current: Option<Current>,
     ) -> Option<Replacement> {
         let definition = self.definition_checked().ok()?;
         let (kept, current) = self.reusable(current)?;

@@ -123,6 +123,29 @@ impl KeptRecords {
     }
 }
 
+/// What the database source keeps with a published snapshot between reloads, beside it and not
+/// in it (SPEC D28): the records it was built from ([`KeptRecords::published`]) and the state of
+/// the source they were read in (`DatabaseRead::identity`), whose document root an incremental
+/// read must share to take records from the snapshot.
+#[derive(Clone, Debug)]
+pub struct KeptRead {
+    pub records: Arc<KeptRecords>,
+    pub identity: Arc<Value>,
+}
+
+/// A provider's current snapshot as a read against it sees it: the snapshot, and what the
+/// source kept with it.
+#[derive(Clone, Copy, Debug)]
+pub struct Current<'a> {
+    pub snapshot: &'a ProviderSnapshot,
+    pub kept: Option<&'a KeptRead>,
+}
+
+/// One graph's [`KeptRead`]s, by snapshot. Only a current snapshot is read against: one that
+/// stops being current lets its records go (`remove`), and those of snapshots that are gone
+/// are dropped (`prune`).
+pub type KeptReads = crate::snapshot::side::SideTable<KeptRead>;
+
 /// What the JS layer gathered for one open or reload: the reads as JSON by provider ID (`None`
 /// when no database authority was read), and the records to keep with each snapshot.
 #[derive(Debug, Default)]

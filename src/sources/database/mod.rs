@@ -338,7 +338,7 @@ impl DatabaseRead {
         &self,
         provider_id: &str,
         roots: &Roots,
-        current: Option<&ProviderSnapshot>,
+        current: Option<Current>,
     ) -> Result<ValidatedProvider> {
         let definition = self.definition_checked()?;
         let v = &self.value;
@@ -436,20 +436,17 @@ impl DatabaseRead {
     /// they are read, and the records they were applied to were checked when first read.
     fn reusable<'a>(
         &'a self,
-        current: Option<&'a ProviderSnapshot>,
+        current: Option<Current<'a>>,
     ) -> Option<(&'a KeptRecords, &'a ProviderSnapshot)> {
         let kept = self.kept.as_deref()?;
         let current = current?;
         let base = kept.base.upgrade()?;
-        let current_kept = current
-            .kept
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()?;
-        let same_root = current.source.as_ref().map(|s| &s["knowledgeRoot"])
-            == Some(&self.identity()["knowledgeRoot"]);
-        (Arc::ptr_eq(&base, &current_kept) && same_root && kept.reused.len() == kept.records.len())
-            .then_some((kept, current))
+        let current_kept = current.kept?;
+        let same_root = current_kept.identity["knowledgeRoot"] == self.identity()["knowledgeRoot"];
+        (Arc::ptr_eq(&base, &current_kept.records)
+            && same_root
+            && kept.reused.len() == kept.records.len())
+        .then_some((kept, current.snapshot))
     }
 
     /// Every relation stream the adapter serves must list exactly the edges the records declare

@@ -870,15 +870,7 @@ fn a_view_offering_changed_since_is_read_for_the_changes_only_and_gives_what_a_f
     let offers = ["neighbors", "changedSince"];
     let (_, _, first) = read_at("r1", &offers, None, store(records, streams, 100));
     let before = built(&first.unwrap()).unwrap();
-    let known = (
-        before.source.as_deref().cloned().unwrap(),
-        before
-            .kept
-            .lock()
-            .unwrap()
-            .clone()
-            .expect("the records are kept"),
-    );
+    let known = before.known();
     // The changes, in pages of two; then the streams of what they touched: b and e
     // themselves, a (b's and c's parent before) and d (e's relation now).
     let answer = with_changes(changes, 2, store(after.clone(), after_streams.clone(), 100));
@@ -902,7 +894,7 @@ fn a_view_offering_changed_since_is_read_for_the_changes_only_and_gives_what_a_f
     let (_, _, full) = read_at("r2", &offers, None, store(after, after_streams, 100));
     let full = full.unwrap();
     let snapshot = incremental
-        .snapshot_after("p", &roots(), Some(&before), Default::default())
+        .snapshot_after("p", &roots(), Some(before.current()), Default::default())
         .unwrap();
     assert_eq!(snapshot.static_revision, revision_of(&full));
     assert_eq!(incremental.identity(), full.identity());
@@ -955,17 +947,14 @@ fn changes_are_checked_like_scans_and_the_streams_they_touch_like_every_stream()
         store(records, streams, 100),
     );
     let before = built(&first.unwrap()).unwrap();
-    let known = (
-        before.source.as_deref().cloned().unwrap(),
-        before.kept.lock().unwrap().clone().unwrap(),
-    );
+    let known = before.known();
     let refused = |offers: &[&str], changes: Vec<Value>, streams: &Value| {
         let answer = with_changes(changes, 100, store(after.clone(), streams.clone(), 100));
         let (_, next, read) = read_at("r2", offers, Some(&known), answer);
         assert_eq!(next, Next::Done);
         let e = read
             .unwrap()
-            .validate_after("p", &roots(), Some(&before))
+            .validate_after("p", &roots(), Some(before.current()))
             .err()
             .expect("refused");
         assert_eq!(
@@ -1242,25 +1231,68 @@ fn a_relative_root_is_taken_from_the_directory_at_open() {
     assert_eq!(abs.knowledge_root(), Some(PathBuf::from("/abs")));
 }
 
+/// A snapshot and what the source keeps with it, as the engine holds them.
+struct Built {
+    snapshot: crate::snapshot::ProviderSnapshot,
+    kept: Option<KeptRead>,
+}
+
+impl Built {
+    /// The snapshot as a read against it sees it.
+    fn current(&self) -> Current<'_> {
+        Current {
+            snapshot: &self.snapshot,
+            kept: self.kept.as_ref(),
+        }
+    }
+
+    /// What a reload tells the collector: the state of the source the snapshot was read in and
+    /// the records kept with it.
+    fn known(&self) -> (Value, Arc<KeptRecords>) {
+        let kept = self.kept.clone().expect("the records are kept");
+        ((*kept.identity).clone(), kept.records)
+    }
+}
+
+impl std::ops::Deref for Built {
+    type Target = crate::snapshot::ProviderSnapshot;
+    fn deref(&self) -> &Self::Target {
+        &self.snapshot
+    }
+}
+
+/// The snapshot built from `read` and what it keeps with it (`identity` and the records it
+/// keeps as they are published).
+fn kept_with(
+    snapshot: crate::snapshot::ProviderSnapshot,
+    identity: Value,
+    records: Option<KeptRecords>,
+) -> Built {
+    let kept = records.map(|records| KeptRead {
+        records: Arc::new(records),
+        identity: Arc::new(identity),
+    });
+    Built { snapshot, kept }
+}
+
 /// A snapshot built from `read`, keeping its records as the engine does.
-fn built(read: &DatabaseRead) -> std::result::Result<crate::snapshot::ProviderSnapshot, Value> {
+fn built(read: &DatabaseRead) -> std::result::Result<Built, Value> {
     let v = read
         .validate_after("p", &roots(), None)
         .map_err(|e| e.to_json_value())?;
-    let mut s = crate::snapshot::ProviderSnapshot::build(
+    let s = crate::snapshot::ProviderSnapshot::build(
         v,
         crate::snapshot::AuthorityKind::Database,
         Default::default(),
     );
     // Kept as a published snapshot keeps them: without their text.
-    *s.kept.lock().unwrap() = read.kept().and_then(|k| k.published(&s)).map(Arc::new);
-    s.source = Some(Arc::new(read.identity()));
-    Ok(s)
+    let records = read.kept().and_then(|k| k.published(&s));
+    Ok(kept_with(s, read.identity(), records))
 }
 
 /// Twenty records `c00`… (each a child of `c00`, `c05` requiring `c04`, `c07` related to
 /// `c06`), read whole, and its snapshot.
-fn twenty() -> (Vec<Value>, crate::snapshot::ProviderSnapshot) {
+fn twenty() -> (Vec<Value>, Built) {
     let records: Vec<Value> = (0..20)
         .map(|i| {
             let mut extra = json!({});
@@ -1290,10 +1322,7 @@ fn twenty() -> (Vec<Value>, crate::snapshot::ProviderSnapshot) {
 fn an_incremental_read_validates_only_the_changed_records_and_refuses_what_a_full_read_refuses() {
     use crate::opcount::{count, reset, Op};
     let (records, before) = twenty();
-    let known = (
-        before.source.as_deref().cloned().unwrap(),
-        before.kept.lock().unwrap().clone().unwrap(),
-    );
+    let known = before.known();
     let full_of = |after: &[Value]| {
         let (_, _, read) = read_at(
             "r2",
@@ -1301,7 +1330,7 @@ fn an_incremental_read_validates_only_the_changed_records_and_refuses_what_a_ful
             None,
             store(after.to_vec(), json!({}), 100),
         );
-        built(&read.unwrap()).map(|s| s.static_revision)
+        built(&read.unwrap()).map(|s| s.snapshot.static_revision)
     };
     let renamed = rec("c03", json!({ "parents": ["c00"], "name": "Renamed" }));
     let mut cases: Vec<(&str, Vec<Value>)> = vec![
@@ -1374,7 +1403,7 @@ fn an_incremental_read_validates_only_the_changed_records_and_refuses_what_a_ful
         let read = read.unwrap();
         reset();
         let incremental = read
-            .validate_after("p", &roots(), Some(&before))
+            .validate_after("p", &roots(), Some(before.current()))
             .map(|v| {
                 crate::snapshot::ProviderSnapshot::build(
                     v,
@@ -1395,17 +1424,17 @@ fn an_incremental_read_validates_only_the_changed_records_and_refuses_what_a_ful
 #[test]
 fn what_changed_is_read_only_against_the_snapshot_and_document_root_it_was_kept_with() {
     let (records, before) = twenty();
-    let kept = before.kept.lock().unwrap().clone().unwrap();
-    let known = (before.source.as_deref().cloned().unwrap(), kept);
+    let known = before.known();
     let changes = vec![json!({ "capabilityId": "c03", "removed": true })];
     let answer = with_changes(changes, 10, store(Vec::new(), json!({}), 100));
     let (_, _, read) = read_at("r2", &["changedSince"], Some(&known), answer);
     let read = read.unwrap();
     // The records it took unchanged are the snapshot's: it validates against that one only.
-    read.validate_after("p", &roots(), Some(&before)).unwrap();
+    read.validate_after("p", &roots(), Some(before.current()))
+        .unwrap();
     let (_, other) = twenty();
     let refused = read
-        .validate_after("p", &roots(), Some(&other))
+        .validate_after("p", &roots(), Some(other.current()))
         .err()
         .unwrap();
     assert_eq!(
@@ -1490,10 +1519,7 @@ fn an_incremental_read_that_only_rewrites_records_shares_the_others_and_gives_th
         store(records.clone(), json!({}), 100),
     );
     let before = built(&first.unwrap()).unwrap();
-    let known = (
-        before.source.as_deref().cloned().unwrap(),
-        before.kept.lock().unwrap().clone().unwrap(),
-    );
+    let known = before.known();
     let change = |id: &str, extra: Value| json!({ "capabilityId": id, "record": rec(id, extra) });
     let k1 = json!([document("k1", "https://example.com/a")]);
     // Each case: its changes, and whether the other records are shared with the snapshot
@@ -1593,7 +1619,7 @@ fn an_incremental_read_that_only_rewrites_records_shares_the_others_and_gives_th
         reset();
         let incremental = read
             .unwrap()
-            .snapshot_after("p", &roots(), Some(&before), Default::default())
+            .snapshot_after("p", &roots(), Some(before.current()), Default::default())
             .map_err(|e| e.to_json_value());
         // Only the listed records are checked one by one; a read that turns out not to be a
         // mere rewrite checks them again as it validates the whole candidate.
@@ -1632,10 +1658,7 @@ fn a_rewritten_record_s_touched_streams_are_checked_against_the_snapshot_it_give
         store(records.clone(), streams.clone(), 100),
     );
     let before = built(&first.unwrap()).unwrap();
-    let known = (
-        before.source.as_deref().cloned().unwrap(),
-        before.kept.lock().unwrap().clone().unwrap(),
-    );
+    let known = before.known();
     // b renamed, still a child of a: only b's streams are read again (a's lists stay).
     let b = rec("b", json!({ "parents": ["a"], "name": "B, renamed" }));
     let after = vec![records[0].clone(), b.clone(), records[2].clone()];
@@ -1652,7 +1675,7 @@ fn a_rewritten_record_s_touched_streams_are_checked_against_the_snapshot_it_give
         read.unwrap()
     };
     let truthful = read(&streams)
-        .snapshot_after("p", &roots(), Some(&before), Default::default())
+        .snapshot_after("p", &roots(), Some(before.current()), Default::default())
         .unwrap();
     let (_, _, full) = read_at(
         "r2",
@@ -1670,10 +1693,10 @@ fn a_rewritten_record_s_touched_streams_are_checked_against_the_snapshot_it_give
     stale["b"] = json!({ "parents": [] });
     let lying = read(&stale);
     let e = lying
-        .snapshot_after("p", &roots(), Some(&before), Default::default())
+        .snapshot_after("p", &roots(), Some(before.current()), Default::default())
         .expect_err("refused");
     let whole = lying
-        .validate_after("p", &roots(), Some(&before))
+        .validate_after("p", &roots(), Some(before.current()))
         .err()
         .expect("refused");
     assert_eq!(e.to_json_value(), whole.to_json_value());
@@ -1728,7 +1751,7 @@ fn published_records_name_the_relations_their_text_declared() {
 #[test]
 fn a_published_snapshot_keeps_its_records_without_their_text_and_each_reload_only_what_it_read() {
     let (records, first) = twenty();
-    let kept = first.kept.lock().unwrap().clone().unwrap();
+    let kept = first.kept.clone().unwrap().records;
     assert!(kept.text.is_empty() && kept.records.len() == 20);
     let (mut snapshot, mut now) = (first, records);
     // Forty reloads, each renaming one of four records, each read against the snapshot before
@@ -1738,10 +1761,7 @@ fn a_published_snapshot_keeps_its_records_without_their_text_and_each_reload_onl
         let i = round % 4;
         now[i]["name"] = json!(format!("Renamed {round}"));
         let renamed = now[i].clone();
-        let known = (
-            snapshot.source.as_deref().cloned().unwrap(),
-            snapshot.kept.lock().unwrap().clone().unwrap(),
-        );
+        let known = snapshot.known();
         let changes =
             json!({ "items": [{ "capabilityId": renamed["capabilityId"], "record": renamed }] });
         let revision = format!("r{}", round + 2);
@@ -1754,8 +1774,8 @@ fn a_published_snapshot_keeps_its_records_without_their_text_and_each_reload_onl
         // The one record it read, as a JSON array.
         assert_eq!(kept.text, format!("[{renamed}]"), "{round}");
         assert!(!kept.whole, "{round}");
-        let mut next = read
-            .snapshot_after("p", &roots(), Some(&snapshot), Default::default())
+        let next = read
+            .snapshot_after("p", &roots(), Some(snapshot.current()), Default::default())
             .unwrap();
         let (_, _, whole) = read_at(
             &revision,
@@ -1770,8 +1790,6 @@ fn a_published_snapshot_keeps_its_records_without_their_text_and_each_reload_onl
         );
         let published = kept.published(&next).unwrap();
         assert!(published.text.is_empty(), "{round}");
-        *next.kept.lock().unwrap() = Some(Arc::new(published));
-        next.source = Some(Arc::new(read.identity()));
-        snapshot = next;
+        snapshot = kept_with(next, read.identity(), Some(published));
     }
 }
