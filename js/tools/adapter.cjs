@@ -175,6 +175,7 @@ function createToolAdapter(graph, options = {}) {
       if (isPlainObject(args) && tool.boundDrops.some((p) => Object.hasOwn(args, p))) fail(tool.boundDrops[0]);
     }
     if (tool.verb === 'getProvider') return bound ? graph.getProvider(args) : graph.getProvider(...split(args, 'providerId'));
+    if (tool.verb === 'getNeighbors') return askedGroups(await graph.getNeighbors(...split(args, 'id')));
     if (tool.target) return graph[tool.verb](...split(args, tool.target));
     if (tool.signal && signal !== undefined && isPlainObject(args)) return graph[tool.verb]({ ...args, signal });
     return graph[tool.verb](args);
@@ -235,6 +236,17 @@ function walkInstructions(tool, ex, bound) {
     naming,
     'A failed call returns isError with the error as JSON { code, phase, message, nextAction }: follow nextAction (fix_input: correct the arguments; refresh: list again and use current IDs and revisions; narrow_scope: ask for less; retry: try again; check_config: the server is not set up for this).',
   ].join('\n');
+}
+
+/**
+ * A neighbour page as a tool answers it (SPEC D29): only the groups of the kinds asked for, as
+ * the engine names them in `meta.filter.kinds` (all eight when none were asked). The SDK keeps
+ * the reference's eight groups; a model reads an empty group of a kind it did not ask for as
+ * "none there".
+ */
+function askedGroups(page) {
+  const asked = new Set(page.meta.filter.kinds);
+  return { ...page, groups: Object.fromEntries(Object.entries(page.groups).filter(([kind]) => asked.has(kind))) };
 }
 
 /** The provider's chosen entry points: summaries only, and the revision to pin. */

@@ -141,7 +141,7 @@ function toolTable(ex, bound) {
       name: 'get_neighbors',
       verb: 'getNeighbors',
       title: "Browse a capability's relations",
-      description: "Browse one capability's relations (parents, children, specializations, related, requires and their inverses) without selecting them.",
+      description: "Browse one capability's relations (parents, children, specializations, related, requires and their inverses) without selecting them. Answers only the groups of the kinds asked for (all of them when kinds is omitted).",
       properties: {
         id: capability('Capability'),
         kinds,
