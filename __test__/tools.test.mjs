@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { CapabilityGraph, createToolAdapter, lexicalExecutor } from '@devcodex/capability-graph';
-import { rejectsWith, seedSource, throwsWith } from './helpers.mjs';
+import { cap, inline, rejectsWith, seedSource, throwsWith } from './helpers.mjs';
 
 const open = (extra = {}) => CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor(), ...extra });
 
@@ -419,6 +419,31 @@ test('get_neighbors answers only the kinds asked for (all eight when none are); 
   // Failures stay the verb's.
   const bad = await adapter.call('get_neighbors', { id: 'seed.http::route.validation', kinds: ['siblings'] });
   assert.deepEqual([bad.error.code, bad.error.details], ['CG_INPUT_INVALID', { field: 'kinds[0]', expected: 'distinct neighbour kind' }]);
+  await graph.close();
+});
+
+test('with several providers every tool takes the per-provider pin the instructions teach; one provider, or a bound graph, pins one revision', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource(), inline('acme', [cap('billing')])], executor: lexicalExecutor() });
+  const several = createToolAdapter(graph, { documentBodies: true, entryPoints: ['seed.http::route'] });
+  assert.match(several.instructions, /pin requiredStaticRevisionByProvider to the staticRevisionByProvider in the first result's meta/);
+  assert.match(several.instructions, /compositeStaticRevision is no provider's revision: never pin it/);
+  for (const tool of several.tools) assert.match(tool.inputSchema.properties.requiredStaticRevisionByProvider?.description ?? '', /staticRevisionByProvider/, tool.name);
+  assert.match(several.tools.find((t) => t.name === 'list_entry_points').inputSchema.properties.requiredStaticRevisionByProvider.description, /provider of the entry points: "seed\.http"/);
+  // The strict dialect gives the map as entries, as everywhere.
+  const strict = createToolAdapter(graph, { dialect: 'strict' });
+  assert.equal(strict.tools.find((t) => t.name === 'list_catalog').inputSchema.properties.requiredStaticRevisionByProvider.type[0], 'array');
+  const { staticRevisionByProvider } = (await graph.listCatalog()).meta;
+  const pinned = await strict.call('list_catalog', { capabilityIdPrefix: null, parent: null, cursor: null, limit: 1, requestProviderScope: null, requiredStaticRevision: null, requiredStaticRevisionByProvider: Object.entries(staticRevisionByProvider).map(([key, value]) => ({ key, value })) });
+  assert.equal(pinned.ok, true, JSON.stringify(pinned.error));
+  const entries = await several.call('list_entry_points', { requiredStaticRevisionByProvider: { 'seed.http': staticRevisionByProvider['seed.http'] } });
+  assert.equal(entries.ok, true, JSON.stringify(entries.error));
+  const single = await open();
+  for (const adapter of [createToolAdapter(graph.forProvider('seed.http')), createToolAdapter(single)]) {
+    assert.match(adapter.instructions, /pin requiredStaticRevision to the staticRevision in the first result's meta, so every later call reads the same revision\./);
+    const pinnedPerProvider = adapter.tools.filter((t) => t.inputSchema.properties.requiredStaticRevisionByProvider).map((t) => t.name);
+    assert.deepEqual(pinnedPerProvider, ['resolve', 'resolve_selection']);
+  }
+  await single.close();
   await graph.close();
 });
 
