@@ -849,6 +849,29 @@ test('an unknown flag or command suggests the nearest one on a terminal; the env
   }
 });
 
+test('mcp on a terminal says on stderr that it serves MCP on stdio and how a client connects; piped, it prints nothing', { skip: noScript }, () => {
+  const p = project();
+  try {
+    // Its input ends at once: the server answers nothing and exits.
+    const shown = onTerminal(p, 'mcp', '--config', 'capability-graph.json');
+    assert.equal(shown.code, 0, shown.lines.join('\n'));
+    assert.equal(shown.lines.length, 1, shown.lines.join('\n'));
+    assert.match(shown.lines[0], /^capability-graph: serving MCP on stdio; connect a client that starts this command, e\.g\. /);
+    // The inspector command it gives is the documented form, with the config it was given.
+    const docs = readFileSync(path.join(repoRoot, 'docs', 'tools-and-mcp.md'), 'utf8');
+    assert.match(docs, /^### Connecting a client$/m);
+    const inspector = /e\.g\. (npx @modelcontextprotocol\/inspector .*) -- npx capability-graph mcp --config capability-graph\.json \(see "Connecting a client" in docs\/tools-and-mcp\.md\)$/.exec(shown.lines[0]);
+    assert.ok(inspector, shown.lines[0]);
+    assert.ok(docs.includes(`${inspector[1]} -- npx capability-graph mcp --config capability-graph.json`), inspector[1]);
+    // --json on a terminal, or stderr not a terminal: nothing on stderr but a failure's envelope.
+    assert.deepEqual(onTerminal(p, 'mcp', '--json').lines, []);
+    const piped = spawnSync(path.join(p.dir, 'node_modules', '.bin', 'capability-graph'), ['mcp'], { cwd: p.dir, encoding: 'utf8', input: '' });
+    assert.deepEqual([piped.status, piped.stdout, piped.stderr], [0, '', '']);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('on a terminal, a read that finds only collections names their members and --knowledge', { skip: noScript }, () => {
   const p = project();
   try {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CapabilityGraph } from '@devcodex/capability-graph';
-import { repoRoot, seedRoot, seedSource } from './helpers.mjs';
+import { cap, inline, repoRoot, seedRoot, seedSource } from './helpers.mjs';
 
 const SEED_TOOLS = ['list_providers', 'get_provider', 'list_catalog', 'get_capabilities', 'get_neighbors', 'resolve', 'resolve_selection', 'match', 'list_knowledge_members', 'list_specification_documents', 'read_documents', 'read_document_page', 'read_specification', 'read_specification_page', 'list_entry_points'];
 
@@ -292,6 +292,83 @@ test('MCP lists the tools this configuration can serve, with instructions for th
   await graph.close();
 });
 
+/**
+ * An agent that follows the server's instructions literally: it reads which argument to pin
+ * and from which member of the first result's meta out of the instructions' own words, and
+ * pins every later call to it, per provider the call names (every provider when it names
+ * none), as the instructions say.
+ */
+async function literalAgent(graph, options) {
+  const mcp = await connected(graph, options);
+  const instructions = mcp.client.getInstructions();
+  const taught = /pin (\w+) to the (\w+) in the first result's meta/.exec(instructions);
+  assert.ok(taught, instructions);
+  const [, key, member] = taught;
+  const { tools } = await mcp.client.listTools();
+  let pinned;
+  /** The pin of a call that names the capabilities `named` (qualified IDs) or a provider. */
+  const pin = (named) => {
+    if (pinned === undefined) return {};
+    if (typeof pinned === 'string') return { [key]: pinned };
+    const providers = new Set(named.length ? named.map((id) => id.split('::')[0]) : Object.keys(pinned));
+    return { [key]: Object.fromEntries(Object.entries(pinned).filter(([p]) => providers.has(p))) };
+  };
+  const call = async (name, args, named = []) => {
+    const tool = tools.find((t) => t.name === name);
+    // The tool takes the pin and its description says where it comes from.
+    assert.ok(tool.inputSchema.properties[key]?.description.includes(member), `${name} takes ${key}`);
+    const result = await mcp.client.callTool({ name, arguments: { ...args, ...pin(named) } });
+    assert.notEqual(result.isError, true, `${name} ${JSON.stringify({ ...args, ...pin(named) })} → ${result.content[0].text}`);
+    if (pinned === undefined) {
+      pinned = result.structuredContent.meta[member];
+      assert.ok(pinned, `the first result's meta has ${member}: ${JSON.stringify(result.structuredContent.meta)}`);
+    }
+    return result.structuredContent;
+  };
+  return { instructions, key, call, close: mcp.close };
+}
+
+test('an agent that follows the instructions literally walks one provider and several without a revision error', async () => {
+  const { lexicalExecutor } = await import('@devcodex/capability-graph');
+  const acme = inline('acme', [cap('billing', { requires: ['ledger'] }), cap('ledger')]);
+  for (const [providers, entryPoints, expected] of [
+    [[seedSource()], ['seed.http::route'], 'requiredStaticRevision'],
+    [[seedSource(), acme], ['seed.http::route', 'acme::billing'], 'requiredStaticRevisionByProvider'],
+  ]) {
+    const graph = await CapabilityGraph.open({ providers, executor: lexicalExecutor() });
+    const agent = await literalAgent(graph, { documentBodies: true, entryPoints });
+    try {
+      assert.equal(agent.key, expected, agent.instructions);
+      const several = providers.length > 1;
+      const entries = await agent.call('list_entry_points', {});
+      assert.deepEqual(entries.items.map((s) => s.value.qualifiedId), entryPoints);
+      const again = await agent.call('list_entry_points', {});
+      assert.deepEqual(again.items, entries.items);
+      const catalog = await agent.call('list_catalog', {});
+      assert.equal(catalog.items.length, several ? 7 : 5);
+      const children = await agent.call('list_catalog', { parent: 'seed.http::route' }, ['seed.http::route']);
+      assert.deepEqual(children.items.map((r) => r.qualifiedId), ['seed.http::route.http', 'seed.http::route.validation']);
+      const picked = ['seed.http::route.validation', ...(several ? ['acme::billing'] : [])];
+      const details = await agent.call('get_capabilities', { ids: picked }, picked);
+      assert.ok(details.results.every((slot) => slot.ok));
+      // Neighbours: only the kinds asked for.
+      const parents = await agent.call('get_neighbors', { id: 'seed.http::route.validation', kinds: ['parents'] }, ['seed.http::route.validation']);
+      assert.deepEqual(Object.keys(parents.groups), ['parents']);
+      assert.deepEqual(parents.groups.parents.items.map((r) => r.qualifiedId), ['seed.http::request', 'seed.http::route']);
+      const selection = await agent.call('resolve_selection', { selected: picked }, picked);
+      assert.deepEqual(selection.added.map((id) => `${id.providerId}::${id.capabilityId}`).sort(), [...(several ? ['acme::ledger'] : []), 'seed.http::schema.request']);
+      const read = await agent.call('read_documents', { selected: ['seed.http::route.validation'] }, ['seed.http::route.validation']);
+      assert.ok(read.results.length > 0 && read.results.every((slot) => slot.ok));
+      const spec = await agent.call('read_specification', { providerId: 'seed.http' }, ['seed.http']);
+      assert.equal(spec.results[0].ok, true);
+      await agent.call('match', { intent: 'validate the request body' });
+    } finally {
+      await agent.close();
+      await graph.close();
+    }
+  }
+});
+
 test('`capability-graph mcp` on the shipped config serves seed_ tools with the instructions', async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -349,7 +426,8 @@ test('Streamable HTTP, stateless: SDK clients list and call over one graph; the 
       b.callTool({ name: 'seed_get_neighbors', arguments: { id: 'seed.http::route', kinds: ['children'] } }),
     ]);
     assert.deepEqual(x.structuredContent.items.map((s) => s.value.qualifiedId), ['seed.http::route']);
-    assert.deepEqual(y.structuredContent, await graph.getNeighbors('seed.http::route', { kinds: ['children'] }));
+    const direct = await graph.getNeighbors('seed.http::route', { kinds: ['children'] });
+    assert.deepEqual(y.structuredContent, { ...direct, groups: { children: direct.groups.children } });
     const failed = await b.callTool({ name: 'seed_list_catalog', arguments: { requestProviderScope: ['not.allowed'] } });
     assert.equal(failed.isError, true);
     assert.equal(json(failed).code, 'CG_SCOPE_DENIED');

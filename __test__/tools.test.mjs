@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { CapabilityGraph, createToolAdapter, lexicalExecutor } from '@devcodex/capability-graph';
-import { rejectsWith, seedSource, throwsWith } from './helpers.mjs';
+import { cap, inline, rejectsWith, seedSource, throwsWith } from './helpers.mjs';
 
 const open = (extra = {}) => CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor(), ...extra });
 
@@ -305,7 +305,8 @@ test('strict arguments: null omits an optional argument (never inside context), 
   const cursor = kinds.result.groups.children.nextCursor;
   assert.ok(cursor);
   const next = await strict.call('get_neighbors', { id: 'seed.http::route', kinds: ['children'], limitPerKind: 1, cursors: [{ key: 'children', value: cursor }] });
-  assert.deepEqual(next.result, await graph.getNeighbors('seed.http::route', { kinds: ['children'], limitPerKind: 1, cursors: { children: cursor } }));
+  const direct = await graph.getNeighbors('seed.http::route', { kinds: ['children'], limitPerKind: 1, cursors: { children: cursor } });
+  assert.deepEqual(next.result, { ...direct, groups: { children: direct.groups.children } });
 
   // Inside context, null is a value.
   const matched = await strict.call('match', { intent: 'route a request', context: [{ key: 'tenant', value: null }, { key: 'tier', value: 2 }], limit: null, timeoutMs: null, requestProviderScope: null, requiredStaticRevision: null });
@@ -396,6 +397,53 @@ test('every tool has a title and read-only annotations; schemas cite the served 
   const text = JSON.stringify(bound.tools.map((t) => [t.inputSchema, t.examples]));
   assert.ok(!text.includes('seed.http::'), 'a bound graph cites local IDs');
   assert.ok(!text.includes('acme'));
+  await graph.close();
+});
+
+test('get_neighbors answers only the kinds asked for (all eight when none are); the SDK keeps all eight', async () => {
+  const graph = await open();
+  const adapter = createToolAdapter(graph);
+  // route.validation has two parents (request, route) and no children.
+  const sdk = await graph.getNeighbors('seed.http::route.validation', { kinds: ['children'] });
+  assert.deepEqual(Object.keys(sdk.groups), ['parents', 'children', 'specializes', 'specializedBy', 'related', 'relatedBy', 'requires', 'requiredBy']);
+  assert.deepEqual(sdk.groups.parents, { items: [], completeness: 'complete' });
+  const children = await adapter.call('get_neighbors', { id: 'seed.http::route.validation', kinds: ['children'] });
+  assert.deepEqual(children.result, { id: sdk.id, groups: { children: { items: [], completeness: 'complete' } }, meta: sdk.meta });
+  // Groups in the engine's order, whatever the order asked.
+  const two = await adapter.call('get_neighbors', { id: 'seed.http::route.validation', kinds: ['requires', 'parents'] });
+  assert.deepEqual(Object.keys(two.result.groups), ['parents', 'requires']);
+  assert.deepEqual(two.result.groups.parents.items.map((r) => r.qualifiedId), ['seed.http::request', 'seed.http::route']);
+  assert.deepEqual(two.result.groups.requires.items.map((r) => r.qualifiedId), ['seed.http::schema.request']);
+  const all = await adapter.call('get_neighbors', { id: 'seed.http::route.validation' });
+  assert.deepEqual(all.result, await graph.getNeighbors('seed.http::route.validation'));
+  // Failures stay the verb's.
+  const bad = await adapter.call('get_neighbors', { id: 'seed.http::route.validation', kinds: ['siblings'] });
+  assert.deepEqual([bad.error.code, bad.error.details], ['CG_INPUT_INVALID', { field: 'kinds[0]', expected: 'distinct neighbour kind' }]);
+  await graph.close();
+});
+
+test('with several providers every tool takes the per-provider pin the instructions teach; one provider, or a bound graph, pins one revision', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource(), inline('acme', [cap('billing')])], executor: lexicalExecutor() });
+  const several = createToolAdapter(graph, { documentBodies: true, entryPoints: ['seed.http::route'] });
+  assert.match(several.instructions, /pin requiredStaticRevisionByProvider to the staticRevisionByProvider in the first result's meta/);
+  assert.match(several.instructions, /compositeStaticRevision is no provider's revision: never pin it/);
+  for (const tool of several.tools) assert.match(tool.inputSchema.properties.requiredStaticRevisionByProvider?.description ?? '', /staticRevisionByProvider/, tool.name);
+  assert.match(several.tools.find((t) => t.name === 'list_entry_points').inputSchema.properties.requiredStaticRevisionByProvider.description, /provider of the entry points: "seed\.http"/);
+  // The strict dialect gives the map as entries, as everywhere.
+  const strict = createToolAdapter(graph, { dialect: 'strict' });
+  assert.equal(strict.tools.find((t) => t.name === 'list_catalog').inputSchema.properties.requiredStaticRevisionByProvider.type[0], 'array');
+  const { staticRevisionByProvider } = (await graph.listCatalog()).meta;
+  const pinned = await strict.call('list_catalog', { capabilityIdPrefix: null, parent: null, cursor: null, limit: 1, requestProviderScope: null, requiredStaticRevision: null, requiredStaticRevisionByProvider: Object.entries(staticRevisionByProvider).map(([key, value]) => ({ key, value })) });
+  assert.equal(pinned.ok, true, JSON.stringify(pinned.error));
+  const entries = await several.call('list_entry_points', { requiredStaticRevisionByProvider: { 'seed.http': staticRevisionByProvider['seed.http'] } });
+  assert.equal(entries.ok, true, JSON.stringify(entries.error));
+  const single = await open();
+  for (const adapter of [createToolAdapter(graph.forProvider('seed.http')), createToolAdapter(single)]) {
+    assert.match(adapter.instructions, /pin requiredStaticRevision to the staticRevision in the first result's meta, so every later call reads the same revision\./);
+    const pinnedPerProvider = adapter.tools.filter((t) => t.inputSchema.properties.requiredStaticRevisionByProvider).map((t) => t.name);
+    assert.deepEqual(pinnedPerProvider, ['resolve', 'resolve_selection']);
+  }
+  await single.close();
   await graph.close();
 });
 

@@ -142,7 +142,7 @@ const DETAILS = {
     exits: GRAPH_EXITS,
   },
   mcp: {
-    about: 'Serves the graph\'s tools over MCP: on stdio (stdout carries only the protocol) until its\ninput ends and every request read is answered, or over Streamable HTTP at /mcp with --http.\nThe config\'s "mcp" block gives the server\'s options.',
+    about: 'Serves the graph\'s tools over MCP: on stdio (stdout carries only the protocol) until its\ninput ends and every request read is answered, or over Streamable HTTP at /mcp with --http.\nThe config\'s "mcp" block gives the server\'s options. Started at a terminal, it says on stderr\nhow a client connects: a client starts this command itself.',
     flags: {
       prefix: ['P', 'prefix of every tool name (default: the config\'s mcp.prefix)'],
       'document-bodies': ['', 'also the tools that return document bodies'],

@@ -44,12 +44,25 @@ async function serveMcp(graph, mcp = {}, flags, stderr) {
   process.once('SIGTERM', stop);
   try {
     await server.connect(new StdioServerTransport());
+    if (stderr.isTTY && !flags.json) stderr.write(waitingLine(flags));
     await stopped;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     await server.close().catch(() => {});
   }
+}
+
+/**
+ * For a person who started the stdio server at a terminal, where it would otherwise wait in
+ * silence: what it is waiting for and how a client connects. A client starts the command
+ * itself, so the line gives that command, with the config it was given.
+ */
+function waitingLine(flags) {
+  const quoted = (arg) => (/^[\w./:@-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
+  const config = flags.config === undefined ? '' : ` --config ${quoted(flags.config)}`;
+  const command = `npx capability-graph mcp${config}`;
+  return `capability-graph: serving MCP on stdio; connect a client that starts this command, e.g. npx @modelcontextprotocol/inspector --cli --method tools/list -- ${command} (see "Connecting a client" in docs/tools-and-mcp.md)\n`;
 }
 
 /** `[HOST:]PORT` of `--http`; the host is loopback unless told otherwise. */

@@ -8,7 +8,7 @@ const { GraphError, inputInvalid } = require('../errors.cjs');
 const { parseQualifiedId, isGraph, isBound, internal } = require('../graph/graph.cjs');
 const { toWireJson, refusedAtBound, isRefusedAtBound, ownValue, ARGUMENTS, NON_JSON_KEY } = require('../pure-json.cjs');
 const { DIALECTS, isPlainObject, toolProperties, inputSchema, fromStrict } = require('./dialect.cjs');
-const { toolTable, ENTRY_POINTS, annotationsOf, matchDescription } = require('./table.cjs');
+const { toolTable, entryPointsTool, pinsOf, annotationsOf, matchDescription } = require('./table.cjs');
 
 /** The tool-name rule of OpenAI, Anthropic and Gemini alike, checked on each prefixed name. */
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
@@ -135,7 +135,7 @@ function createToolAdapter(graph, options = {}) {
   // Asked even when `tools` names the set: a closed graph is CG_GRAPH_CLOSED whichever way.
   const hostVerbs = internal.hostVerbs(graph);
   let available = table.filter((t) => !(bound && t.unboundOnly));
-  if (entries) available = [...available, ENTRY_POINTS];
+  if (entries) available = [...available, entryPointsTool(ex, bound, entries)];
   if (only !== undefined) {
     if (!Array.isArray(only)) fail('tools');
     for (const name of only) if (!available.some((t) => t.name === name)) fail('tools');
@@ -164,17 +164,18 @@ function createToolAdapter(graph, options = {}) {
       throw new GraphError({ code: 'CG_ACCESS_DENIED', phase: 'document' });
     }
     // Refused at the walk's bound: the verb's engine call says so.
-    if (isRefusedAtBound(args)) return graph[tool === ENTRY_POINTS ? 'getCapabilities' : tool.verb](args);
+    if (isRefusedAtBound(args)) return graph[tool.entryPoints ? 'getCapabilities' : tool.verb](args);
     if (dialect === 'strict') {
       const properties = toolProperties(tool, bound);
       args = fromStrict(args, properties, tool.required ?? []);
     }
-    if (tool === ENTRY_POINTS) return listEntryPoints(graph, entries, args);
+    if (tool.entryPoints) return listEntryPoints(graph, entries, args);
     if (bound && tool.boundDrops?.length) {
       // The provider of a bound graph is its binding: the argument does not exist there.
       if (isPlainObject(args) && tool.boundDrops.some((p) => Object.hasOwn(args, p))) fail(tool.boundDrops[0]);
     }
     if (tool.verb === 'getProvider') return bound ? graph.getProvider(args) : graph.getProvider(...split(args, 'providerId'));
+    if (tool.verb === 'getNeighbors') return askedGroups(await graph.getNeighbors(...split(args, 'id')));
     if (tool.target) return graph[tool.verb](...split(args, tool.target));
     if (tool.signal && signal !== undefined && isPlainObject(args)) return graph[tool.verb]({ ...args, signal });
     return graph[tool.verb](args);
@@ -211,7 +212,13 @@ function walkInstructions(tool, ex, bound) {
   const steps = [];
   const start = any('list_entry_points', 'list_catalog');
   if (start.length) {
-    steps.push(`Start with ${or(start)}; pin requiredStaticRevision to the staticRevision in the first result's meta, so every later call reads the same revision.`);
+    const pin = pinsOf(ex, bound);
+    const pinned = `pin ${pin.key} to the ${pin.meta} in the first result's meta, so every later call reads the same revision`;
+    steps.push(
+      pin.entries
+        ? `Start with ${or(start)}; ${pinned}s. Give each call ${pin.entries}. The meta's compositeStaticRevision is no provider's revision: never pin it.`
+        : `Start with ${or(start)}; ${pinned}.`,
+    );
   }
   const narrow = [
     tool('list_catalog') && `${tool('list_catalog')} with parent or capabilityIdPrefix`,
@@ -237,10 +244,21 @@ function walkInstructions(tool, ex, bound) {
   ].join('\n');
 }
 
+/**
+ * A neighbour page as a tool answers it (SPEC D29): only the groups of the kinds asked for, as
+ * the engine names them in `meta.filter.kinds` (all eight when none were asked). The SDK keeps
+ * the reference's eight groups; a model reads an empty group of a kind it did not ask for as
+ * "none there".
+ */
+function askedGroups(page) {
+  const asked = new Set(page.meta.filter.kinds);
+  return { ...page, groups: Object.fromEntries(Object.entries(page.groups).filter(([kind]) => asked.has(kind))) };
+}
+
 /** The provider's chosen entry points: summaries only, and the revision to pin. */
 async function listEntryPoints(graph, entries, args) {
   if (!isPlainObject(args)) fail('$');
-  for (const key of Object.keys(args)) if (key !== 'requiredStaticRevision') fail(key);
+  for (const key of Object.keys(args)) if (key !== 'requiredStaticRevision' && key !== 'requiredStaticRevisionByProvider') fail(key);
   const details = await graph.getCapabilities(entries, { ...args, neighborLimitPerKind: 0, knowledgeLimit: 1 });
   const items = details.results.map((slot) => {
     if (!slot.ok) return slot;

@@ -20,10 +20,25 @@ const pageRange = {
   maxBytes: { type: 'integer', minimum: 1, maximum: 32768, description: 'Bytes per page, 1 to 32768 (default 32768).' },
   cursor,
 };
-const revision = {
-  type: 'string',
-  description: "Serve the call from this staticRevision (from an earlier result's meta), so that every call of a walk reads the same revision.",
+/**
+ * How a walk pins its revisions (SPEC D29), taught by the instructions and said by the pin
+ * properties alike. One provider: a result's meta has `staticRevision`, pinned as
+ * `requiredStaticRevision`. Several: it has `staticRevisionByProvider` (its
+ * `compositeStaticRevision` is no provider's revision), pinned as
+ * `requiredStaticRevisionByProvider` with exactly the providers the call reads (the engine's
+ * rule: one entry per provider of the call's targets, or of its scope when it names none).
+ */
+const PINS = {
+  one: { key: 'requiredStaticRevision', meta: 'staticRevision' },
+  several: {
+    key: 'requiredStaticRevisionByProvider',
+    meta: 'staticRevisionByProvider',
+    entries:
+      'the entries of the providers the call names (those of its capability IDs: id, ids, selected, capability, parent, instanceOf; or its providerId) or, when it names none, of every provider it reads (all of them, or those of requestProviderScope)',
+  },
 };
+/** The pin a walk over the graph `ex` describes uses: per provider when it serves several. */
+const pinsOf = (ex, bound) => (!bound && ex.providers.length > 1 ? PINS.several : PINS.one);
 const knowledgeId = (what) => ({ type: 'string', pattern: KNOWLEDGE_ID_PATTERN, description: what });
 const knowledgeIds = {
   type: 'array',
@@ -52,6 +67,8 @@ const output = (...required) => ({
  * knowledge IDs found there. `bound` is whether the graph is bound to one provider.
  */
 function fragments(ex, bound) {
+  // Several providers: every tool takes the per-provider pin the instructions teach.
+  const several = pinsOf(ex, bound) === PINS.several;
   const providerId = { type: 'string', pattern: ID_PATTERN, description: `Provider ID, e.g. "${ex.provider}".` };
   const capability = (what) =>
     bound
@@ -63,12 +80,22 @@ function fragments(ex, bound) {
     items: { type: 'string', pattern: ID_PATTERN, description: 'A provider ID.' },
     description: 'Narrow the call to these providers.',
   };
-  const revisions = map(
-    { type: 'string', pattern: ID_PATTERN, description: 'A provider ID.' },
-    { type: 'string', description: 'That provider\'s staticRevision.' },
-    'One staticRevision per provider the call names.',
-  );
-  return { providerId, capability, ids, scope, revisions };
+  const revision = {
+    type: 'string',
+    description: several
+      ? `Serve the call from this staticRevision (a result's meta.staticRevision, given when it read one provider); only for a call that reads one provider. With several, pin ${PINS.several.key} instead.`
+      : "Serve the call from this staticRevision (from an earlier result's meta), so that every call of a walk reads the same revision.",
+  };
+  const revisions = (entries) =>
+    map(
+      { type: 'string', pattern: ID_PATTERN, description: 'A provider ID.' },
+      { type: 'string', description: 'That provider\'s staticRevision.' },
+      several
+        ? `Serve the call from these revisions (from an earlier result's meta.${PINS.several.meta}, so that every call of a walk reads the same revisions): ${entries}.`
+        : 'One staticRevision per provider the call names.',
+    );
+  const pin = { requiredStaticRevision: revision, ...(several ? { requiredStaticRevisionByProvider: revisions(PINS.several.entries) } : {}) };
+  return { providerId, capability, ids, scope, revision, revisions, pin, several };
 }
 
 // --- the tools ------------------------------------------------------------------------------
@@ -79,9 +106,10 @@ function fragments(ex, bound) {
  * verb's, and documented examples — all written for the graph `ex` describes.
  */
 function toolTable(ex, bound) {
-  const { providerId, capability, ids, scope, revisions } = fragments(ex, bound);
+  const { providerId, capability, ids, scope, revisions: revisionsFor, pin } = fragments(ex, bound);
+  const revisions = revisionsFor(PINS.several.entries);
   const cap = bound ? ex.local : ex.qualified;
-  const pins = { requestProviderScope: scope, requiredStaticRevision: revision };
+  const pins = { requestProviderScope: scope, ...pin };
   return [
     {
       name: 'list_providers',
@@ -98,7 +126,7 @@ function toolTable(ex, bound) {
       verb: 'getProvider',
       title: 'Describe a provider',
       description: "Describe one provider and the first page of its specification documents' metadata.",
-      properties: { providerId, requiredStaticRevision: revision },
+      properties: { providerId, ...pin },
       required: ['providerId'],
       target: 'providerId',
       boundDrops: ['providerId'],
@@ -141,7 +169,7 @@ function toolTable(ex, bound) {
       name: 'get_neighbors',
       verb: 'getNeighbors',
       title: "Browse a capability's relations",
-      description: "Browse one capability's relations (parents, children, specializations, related, requires and their inverses) without selecting them.",
+      description: "Browse one capability's relations (parents, children, specializations, related, requires and their inverses) without selecting them. Answers only the groups of the kinds asked for (all of them when kinds is omitted).",
       properties: {
         id: capability('Capability'),
         kinds,
@@ -348,14 +376,22 @@ function toolTable(ex, bound) {
   ];
 }
 
-const ENTRY_POINTS = {
-  name: 'list_entry_points',
-  title: 'Start here: the main capabilities',
-  description: "Start here: the provider's main capabilities, with the static revision to pin the next calls to.",
-  properties: { requiredStaticRevision: revision },
-  output: output('items', 'meta'),
-  examples: [{}],
-};
+/** `list_entry_points`: the capabilities the host named as the walk's start (`entries`). */
+function entryPointsTool(ex, bound, entries) {
+  const { revision, revisions, several } = fragments(ex, bound);
+  const providers = [...new Set(entries.map((id) => id.split('::')[0]))].map((p) => `"${p}"`).join(', ');
+  return {
+    name: 'list_entry_points',
+    title: 'Start here: the main capabilities',
+    description: several
+      ? "Start here: the providers' main capabilities, with the static revisions to pin the next calls to."
+      : "Start here: the provider's main capabilities, with the static revision to pin the next calls to.",
+    properties: { requiredStaticRevision: revision, ...(several ? { requiredStaticRevisionByProvider: revisions(`one entry for each provider of the entry points: ${providers}`) } : {}) },
+    output: output('items', 'meta'),
+    examples: [{}],
+    entryPoints: true,
+  };
+}
 
 /** What every tool is: it reads and changes nothing, so a repeated call has no further effect. */
 const ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -379,4 +415,4 @@ function matchDescription(hostVerbs) {
     : `${what} with the built-in executor (it ranks the graph's own text).`;
 }
 
-module.exports = { toolTable, ENTRY_POINTS, annotationsOf, matchDescription };
+module.exports = { toolTable, entryPointsTool, pinsOf, annotationsOf, matchDescription };
