@@ -2,7 +2,7 @@
 // The help of the command line: the overview of every command, and one command's page (its
 // forms, what it does, its flags, the common flags, an example and its exit codes).
 
-const { CONFIG_MAX } = require('./config.cjs');
+const { CONFIG_MAX } = require('../graph/config-file.cjs');
 
 const VERSION = require('../../package.json').version;
 

@@ -8,14 +8,15 @@ const { GraphError } = require('../errors.cjs');
 const { CapabilityGraph, internal } = require('../graph/graph.cjs');
 const { native, unwrap, call } = require('../engine/native.cjs');
 const { usage } = require('./args.cjs');
-const { DEFAULT_CONFIG, readConfig, openConfig, buildExecutor } = require('./config.cjs');
+const { DEFAULT_CONFIG, readConfig } = require('./config.cjs');
+const { configOfFile, buildExecutor } = require('../graph/config-file.cjs');
 const { describe } = require('./output.cjs');
 const { text, shown, obstacle, treeError, Changes, failedWrite } = require('./tree.cjs');
 
 async function doctor(flags) {
   const file = flags.config ?? DEFAULT_CONFIG;
   const raw = readConfig(file);
-  const { config } = openConfig(raw, file);
+  const { config } = configOfFile(raw, file);
   // An embedder module that does not load is the executor check's failure, reported below.
   config.executor = await Promise.resolve(config.executor).catch(() => undefined);
   const checks = [];
