@@ -15,7 +15,7 @@ const { VERSION, HELP, commandHelp } = require('./help.cjs');
 const { readConfig, configHint, openGraph } = require('./config.cjs');
 const { HUMAN, report, errorHint, output, readerGone } = require('./output.cjs');
 const { GRAPH_COMMANDS, renderExport, everyItemFailed, readHint } = require('./graph-commands.cjs');
-const { doctor, init, migrate } = require('./maintenance.cjs');
+const { doctor, init, INIT_NEXT, migrate } = require('./maintenance.cjs');
 const { embed } = require('./embed.cjs');
 const { serveMcp, reportReloads } = require('./mcp.cjs');
 
@@ -62,7 +62,10 @@ async function run(argv, stdout, stderr) {
     }
     if (!spec) throw unknown(command, command, COMMAND_NAMES);
     if (args.length < spec.args[0] || args.length > spec.args[1]) throw usage(command);
-    if (command === 'init') return report(stdout, flags, await init(args[0], flags));
+    if (command === 'init') {
+      const result = await init(args[0], flags);
+      return report(stdout, flags, result, result.status === 'ok' ? INIT_NEXT : undefined);
+    }
     if (command === 'migrate') {
       if (flags.config !== undefined) readConfig(flags.config);
       return report(stdout, flags, await migrate(args[0], flags));
