@@ -40,17 +40,23 @@ function byCommandLine(file) {
   return r.status === 0 ? { items: JSON.parse(r.stdout).items } : { error: JSON.parse(r.stderr).error };
 }
 
+/** `use(graph)` on the graph of the config file `file`, closed after. */
+async function withGraph(file, use) {
+  const graph = await CapabilityGraph.openConfigFile(file);
+  try {
+    return await use(graph);
+  } finally {
+    await graph.close();
+  }
+}
+
 /** The same from JavaScript. */
 async function byOpenConfigFile(file) {
-  let graph;
   try {
-    graph = await CapabilityGraph.openConfigFile(file);
-    return { items: (await graph.listProviders()).items };
+    return await withGraph(file, async (graph) => ({ items: (await graph.listProviders()).items }));
   } catch (error) {
     assert.ok(error instanceof GraphError, String(error));
     return { error: error.toJSON() };
-  } finally {
-    await graph?.close();
   }
 }
 
@@ -63,18 +69,10 @@ test('openConfigFile opens each config the command line opens, as it opens it', 
       assert.deepEqual(opened, byCommandLine(p.file(name)), name);
     }
     // Roots are relative to the file, not to the current directory; budgets and scopes apply.
-    const graph = await CapabilityGraph.openConfigFile(path.relative(process.cwd(), p.file('nested/config.json')));
-    try {
-      assert.equal((await graph.listCatalog()).items.length, 3);
-    } finally {
-      await graph.close();
-    }
-    const scoped = await CapabilityGraph.openConfigFile(p.file('scoped.json'));
-    try {
-      assert.deepEqual((await scoped.listProviders({ requestProviderScope: ['other'] })).items.map((i) => i.providerId), ['other']);
-    } finally {
-      await scoped.close();
-    }
+    await withGraph(path.relative(process.cwd(), p.file('nested/config.json')), async (graph) => assert.equal((await graph.listCatalog()).items.length, 3));
+    await withGraph(p.file('scoped.json'), async (graph) =>
+      assert.deepEqual((await graph.listProviders({ requestProviderScope: ['other'] })).items.map((i) => i.providerId), ['other']),
+    );
   } finally {
     p.cleanup();
   }
@@ -85,13 +83,10 @@ test('executor kinds become the built-in executors; a semantic embedder module i
   try {
     const withExecutor = (name, executor) => writeFileSync(p.file(name), JSON.stringify({ providers: [seed], executor }));
     withExecutor('lexical.json', { kind: 'lexical' });
-    const lexical = await CapabilityGraph.openConfigFile(p.file('lexical.json'));
-    try {
-      const r = await lexical.match({ intent: 'add an HTTP endpoint' });
+    await withGraph(p.file('lexical.json'), async (graph) => {
+      const r = await graph.match({ intent: 'add an HTTP endpoint' });
       assert.deepEqual([r.status, r.meta.executor.id, r.matches[0].qualifiedId], ['matched', 'lexical', 'seed.http::route.http']);
-    } finally {
-      await lexical.close();
-    }
+    });
     mkdirSync(p.file('models'));
     writeFileSync(
       p.file('models/embedder.mjs'),
@@ -99,21 +94,15 @@ test('executor kinds become the built-in executors; a semantic embedder module i
         'export default { id: "length-test", dimensions: 4, embed(texts) { globalThis.configFileEmbeds += texts.length; const out = new Float32Array(texts.length * 4); texts.forEach((t, i) => { out[i * 4] = 1; out[i * 4 + (t.length % 3) + 1] = 1; }); return out; } };\n',
     );
     withExecutor('semantic.json', { kind: 'semantic', embedder: './models/embedder.mjs' });
-    const semantic = await CapabilityGraph.openConfigFile(p.file('semantic.json'));
-    try {
-      assert.equal((await semantic.match({ intent: 'add an HTTP endpoint' })).meta.executor.id, 'semantic');
+    await withGraph(p.file('semantic.json'), async (graph) => {
+      assert.equal((await graph.match({ intent: 'add an HTTP endpoint' })).meta.executor.id, 'semantic');
       assert.ok(globalThis.configFileEmbeds > 0, 'the embedder module beside the config embedded');
-    } finally {
-      await semantic.close();
-    }
+    });
     withExecutor('codex.json', { kind: 'codex' });
-    const codex = await CapabilityGraph.openConfigFile(p.file('codex.json'));
-    try {
-      const match = createToolAdapter(codex).tools.find((t) => t.name.endsWith('match'));
+    await withGraph(p.file('codex.json'), (graph) => {
+      const match = createToolAdapter(graph).tools.find((t) => t.name.endsWith('match'));
       assert.match(match.description, /host's executor/, 'codex runs as a host executor');
-    } finally {
-      await codex.close();
-    }
+    });
   } finally {
     p.cleanup();
   }
