@@ -36,9 +36,9 @@ async function run(argv, stdout, stderr) {
   // A person reads stderr: on a terminal, without --json (known before the arguments are).
   const options = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
   const person = stderr.isTTY && !options.includes('--json');
-  const fail = (error, configProblem, suggestion) => {
+  const fail = (error, configLine, suggestion) => {
     stderr.write(JSON.stringify({ ok: false, error }) + '\n');
-    if (person) stderr.write(configProblem ?? errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined, suggestion));
+    if (person) stderr.write(configLine ?? errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined, suggestion));
     return 1;
   };
   try {
