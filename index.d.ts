@@ -1209,6 +1209,17 @@ export declare class CapabilityGraph {
   private constructor();
   /** Validates the config, loads every provider completely, and resolves the open graph. */
   static open(config: OpenConfig): Promise<CapabilityGraph>;
+  /**
+   * Opens the command line's config file (`capability-graph.json`, docs/cli.md) as its graph
+   * commands open it: at most 1 MiB of JSON holding an {@link OpenConfig} (a UTF-8 byte order mark
+   * allowed), file roots relative to the file's folder, `"executor": { "kind": "lexical" | "semantic"
+   * | "codex", … }` made that built-in executor (a semantic `embedder` names a module relative to
+   * the file whose default export is the host embedder), and the `mcp` block ignored. A file that
+   * is missing, too large or not a JSON object rejects `CG_CONFIG_INVALID` (phase `config`,
+   * message "Cannot read a valid bounded JSON configuration file"); anything wrong inside it
+   * rejects the error the command line reports for it. No error names the path.
+   */
+  static openConfigFile(path: string): Promise<CapabilityGraph>;
   /** A facade restricted to one configured provider (throws `CG_PROVIDER_NOT_FOUND`). */
   forProvider(providerId: string): BoundProviderGraph;
   /** Capabilities plus the closure of what they require. */

@@ -2,11 +2,12 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { repoRoot, seedRoot } from './helpers.mjs';
 
 /** A project that installed the package: node_modules/.bin/capability-graph. */
@@ -417,10 +418,15 @@ test('init creates a provider and its config; dry runs plan; conflicts write not
     const planned = p.run('init', 'mine', '--dry-run', '--json');
     assert.equal(planned.code, 3);
     assert.equal(planned.json().status, 'planned');
+    assert.deepEqual(planned.json().checks.map((c) => c.id), ['targets', 'schema']);
     assert.ok(!existsSync(path.join(p.dir, 'mine')));
     const done = p.run('init', 'mine', '--provider-id', 'acme.mine', '--json');
     assert.equal(done.code, 0, done.stdout + done.stderr);
+    // The report as before, with one more check (`schema`) and nothing for a person alone.
+    assert.deepEqual(Object.keys(done.json()), ['status', 'checks', 'warnings', 'written']);
     assert.equal(done.json().status, 'ok');
+    assert.deepEqual(done.json().checks.map((c) => c.id), ['config', 'budgets', 'provider:acme.mine', 'documents:acme.mine', 'executor', 'schema']);
+    assert.doesNotMatch(done.stdout, /next:|npx capability-graph/);
     assert.equal(JSON.parse(readFileSync(path.join(p.dir, 'mine', 'provider.json'))).providerId, 'acme.mine');
     assert.deepEqual(readdirSync(path.join(p.dir, 'mine')).sort(), ['PROVIDER.md', 'capabilities', 'knowledge', 'provider.json']);
     assert.equal(p.run('match', 'a task a user might ask for').json().matches[0].qualifiedId, 'acme.mine::example');
@@ -432,6 +438,101 @@ test('init creates a provider and its config; dry runs plan; conflicts write not
     assert.equal(p.run('init', 'mine', '--force', '--json').code, 0);
   } finally {
     p.cleanup();
+  }
+});
+
+/** The files `init DIR` writes that have a JSON Schema, in `cwd`, by the schema that fits each. */
+const initJsonFiles = (cwd, dir) => ({ provider: path.join(cwd, dir, 'provider.json'), capability: path.join(cwd, dir, 'capabilities', 'example.json'), config: path.join(cwd, 'capability-graph.json') });
+
+/** Whether the package is installed in a folder above `dir` (then it resolves from `dir`). */
+const installedAbove = (dir) =>
+  path
+    .dirname(dir)
+    .split(path.sep)
+    .map((_, i, parts) => parts.slice(0, i + 1).join(path.sep) || path.sep)
+    .some((d) => existsSync(path.join(d, 'node_modules', '@devcodex', 'capability-graph')));
+
+/** The static revision of the provider a config opens, by the command line. */
+const revisionBy = (run) => JSON.parse(run('providers', '--json').stdout).items[0].staticRevision;
+
+test('init names each file\'s JSON Schema as the package resolves from its folder; an editor validates the files offline', () => {
+  const p = project();
+  try {
+    rmSync(path.join(p.dir, 'capability-graph.json'));
+    const planned = p.run('init', 'mine', '--dry-run', '--json').json().checks.find((c) => c.id === 'schema');
+    const done = p.run('init', 'mine', '--json');
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    const check = done.json().checks.find((c) => c.id === 'schema');
+    assert.deepEqual(check, { id: 'schema', status: 'pass', message: '"$schema" names the JSON Schemas in node_modules/@devcodex/capability-graph/schema' });
+    assert.deepEqual(planned, check, 'the dry run says the same');
+    const expected = {
+      provider: '../node_modules/@devcodex/capability-graph/schema/provider.json',
+      capability: '../../node_modules/@devcodex/capability-graph/schema/capability.json',
+      config: './node_modules/@devcodex/capability-graph/schema/config.json',
+    };
+    for (const [kind, file] of Object.entries(initJsonFiles(p.dir, 'mine'))) {
+      const value = JSON.parse(readFileSync(file, 'utf8'));
+      // First, and through node_modules although the package there is a link.
+      assert.equal(Object.keys(value)[0], '$schema', file);
+      assert.equal(value.$schema, expected[kind]);
+      // As an editor does: the schema file the path names, from the file's folder, nothing else.
+      const schemaFile = path.resolve(path.dirname(file), value.$schema);
+      assert.equal(realpathSync(schemaFile), realpathSync(path.join(repoRoot, 'schema', `${kind}.json`)));
+      const validate = new Ajv2020({ strict: true, allErrors: true }).compile(JSON.parse(readFileSync(schemaFile, 'utf8')));
+      assert.ok(validate(value), `${kind}: ${JSON.stringify(validate.errors)}`);
+    }
+    // The engine opens what init wrote; a provider folder outside the project gets no $schema
+    // (the package does not resolve from there) while the config beside it does.
+    assert.equal(p.run('catalog').json().items[0].qualifiedId, 'mine::example');
+    const outside = mkdtempSync(path.join(tmpdir(), 'cg-outside-'));
+    try {
+      if (installedAbove(outside)) return;
+      const elsewhere = p.run('init', path.join(outside, 'mine'), '--force', '--json');
+      assert.equal(elsewhere.code, 0, elsewhere.stdout + elsewhere.stderr);
+      const files = initJsonFiles(p.dir, path.relative(p.dir, path.join(outside, 'mine')));
+      assert.equal(JSON.parse(readFileSync(files.config, 'utf8')).$schema, expected.config);
+      assert.equal(JSON.parse(readFileSync(files.provider, 'utf8')).$schema, undefined);
+      const warned = elsewhere.json().checks.find((c) => c.id === 'schema');
+      assert.equal(warned.status, 'warn');
+      assert.match(warned.message, /^no "\$schema" in \.\.\/cg-outside-[^,]*\/mine\/provider\.json, [^,]*\/mine\/capabilities\/example\.json: /);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('init run where the package does not resolve (a global or one-off run) writes no $schema and says how to add it', (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cg-global-'));
+  if (installedAbove(dir)) return t.skip('the package is installed above the temporary folder');
+  try {
+    const run = (...args) => spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), ...args], { cwd: dir, encoding: 'utf8' });
+    const planned = JSON.parse(run('init', 'mine', '--dry-run', '--json').stdout).checks.find((c) => c.id === 'schema');
+    const r = run('init', 'mine', '--json');
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const check = JSON.parse(r.stdout).checks.find((c) => c.id === 'schema');
+    assert.deepEqual(check, {
+      id: 'schema',
+      status: 'warn',
+      message:
+        'no "$schema" in mine/provider.json, mine/capabilities/example.json, capability-graph.json: @devcodex/capability-graph does not resolve from there (a global or one-off run); ' +
+        'install it in the project (npm install --save-dev @devcodex/capability-graph) and add "$schema" as each file\'s first key, e.g. "../node_modules/@devcodex/capability-graph/schema/provider.json" in mine/provider.json',
+    });
+    assert.deepEqual(planned, check, 'the dry run says the same');
+    for (const file of Object.values(initJsonFiles(dir, 'mine'))) assert.equal(JSON.parse(readFileSync(file, 'utf8')).$schema, undefined, file);
+    // `$schema` never enters the static revision: the same provider with it has the same one.
+    const p = project();
+    try {
+      rmSync(path.join(p.dir, 'capability-graph.json'));
+      assert.equal(p.run('init', 'mine', '--json').code, 0);
+      assert.ok(JSON.parse(readFileSync(path.join(p.dir, 'mine', 'provider.json'), 'utf8')).$schema);
+      assert.equal(revisionBy(p.run), revisionBy(run));
+    } finally {
+      p.cleanup();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -1019,6 +1120,37 @@ test('init checks everything before it writes anything', () => {
     const linked = p.run('init', 'linked/prov', '--provider-id', 'acme.linked', '--force', '--json');
     assert.equal(linked.code, 0, linked.stdout + linked.stderr);
     assert.ok(existsSync(path.join(p.dir, 'real', 'prov', 'provider.json')));
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('on a terminal, init ends with the commands that use what it wrote; a pipe gets the report alone', { skip: noScript }, () => {
+  const p = project();
+  try {
+    rmSync(path.join(p.dir, 'capability-graph.json'));
+    assert.ok(!onTerminal(p, 'init', 'mine', '--dry-run').lines.includes('next:'), 'nothing to use yet after a dry run');
+    const { code, lines } = onTerminal(p, 'init', 'mine');
+    assert.equal(code, 0, lines.join('\n'));
+    const next = lines.slice(lines.indexOf('next:') + 1);
+    assert.ok(next.length > 0, lines.join('\n'));
+    // Each command it names runs in this project as it stands (mcp ends with its input).
+    const commands = next.filter((l) => l.startsWith('  npx capability-graph ')).map((l) => l.slice('  npx capability-graph '.length).split(/ {2,}/)[0]);
+    assert.deepEqual(commands.map((c) => c.split(' ')[0]), ['catalog', 'match', 'doctor', 'mcp']);
+    for (const command of commands) {
+      const [name, ...rest] = command.split(' ');
+      const r = p.run(name, ...(rest.length ? [JSON.parse(rest.join(' '))] : []));
+      assert.equal(r.code, 0, `${command}: ${r.stderr}`);
+      if (name === 'match') assert.equal(r.json().matches[0].qualifiedId, 'mine::example');
+    }
+    // The client's entry is JSON that starts this project's server.
+    const entry = JSON.parse(next.find((l) => l.trim().startsWith('{ "mcpServers"')));
+    const { command, args } = entry.mcpServers.capabilities;
+    assert.deepEqual([command, args[0]], ['npx', 'capability-graph']);
+    assert.equal(p.run(...args.slice(1)).code, 0);
+    assert.match(next.join('\n'), /"Connecting a client" in the\n? *package's docs\/tools-and-mcp\.md/);
+    // Not on a terminal (or with --json): the JSON report alone.
+    assert.doesNotMatch(p.run('init', 'mine', '--force').stdout, /next:/);
   } finally {
     p.cleanup();
   }

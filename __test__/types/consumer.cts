@@ -2,7 +2,8 @@
 import cg = require('@devcodex/capability-graph');
 const e: cg.GraphError = new cg.GraphError({ code: 'CG_INTERNAL' });
 const p: Promise<cg.CapabilityGraph> = cg.CapabilityGraph.open({ providers: [] });
-void [e, p];
+const fromFile: Promise<cg.CapabilityGraph> = cg.CapabilityGraph.openConfigFile('capability-graph.json');
+void [e, p, fromFile];
 const retriever: cg.CapabilityRetriever = { id: 'r', retrieve: () => ({ candidates: [] }) };
 const adapter: cg.RuntimeAdapter = {
   id: 'rt',

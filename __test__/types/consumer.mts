@@ -86,6 +86,10 @@ async function main(): Promise<void> {
   await graph.resolve({ ids: [42] });
   // @ts-expect-error providers is required
   await CapabilityGraph.open({});
+  const fromFile: CapabilityGraph = await CapabilityGraph.openConfigFile('capability-graph.json');
+  await fromFile.close();
+  // @ts-expect-error the config file is named by its path
+  await CapabilityGraph.openConfigFile({ providers: [] });
   // @ts-expect-error the constructor is private
   new CapabilityGraph();
   await graph.close();

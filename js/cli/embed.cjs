@@ -6,7 +6,7 @@ const path = require('node:path');
 const { CapabilityGraph, internal } = require('../graph/graph.cjs');
 const { native, unwrap, call } = require('../engine/native.cjs');
 const { semanticExecutor } = require('../executors/builtin.cjs');
-const { readConfig, openConfig } = require('./config.cjs');
+const { loadConfig } = require('./config.cjs');
 const { treeError } = require('./tree.cjs');
 
 /** How long `embed` waits for the vectors of a provider (the model embeds every capability). */
@@ -21,8 +21,8 @@ async function embed(dir, flags) {
   const root = path.resolve(dir);
   let options = {};
   if (flags.config !== undefined) {
-    const { config } = openConfig(readConfig(flags.config), flags.config);
-    options = { budgets: config.budgets, executor: await config.executor };
+    const { config } = await loadConfig(flags.config);
+    options = { budgets: config.budgets, executor: config.executor };
   }
   if (options.executor?.id !== 'semantic') options.executor = semanticExecutor();
   const layout = fs.existsSync(path.join(root, 'capabilities')) ? 'directory' : 'legacy';

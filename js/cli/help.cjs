@@ -2,7 +2,7 @@
 // The help of the command line: the overview of every command, and one command's page (its
 // forms, what it does, its flags, the common flags, an example and its exit codes).
 
-const { CONFIG_MAX } = require('./config.cjs');
+const { CONFIG_MAX } = require('../graph/config-file.cjs');
 
 const VERSION = require('../../package.json').version;
 
@@ -165,7 +165,7 @@ const DETAILS = {
     ],
   },
   init: {
-    about: 'Creates a provider in DIR (provider.json, capabilities/, knowledge/, PROVIDER.md) and a\n./capability-graph.json using the lexical executor. Everything is checked before anything\nis written; a failure part way undoes every step.',
+    about: 'Creates a provider in DIR (provider.json, capabilities/, knowledge/, PROVIDER.md) and a\n./capability-graph.json using the lexical executor. Everything is checked before anything\nis written; a failure part way undoes every step. Each JSON file names its JSON Schema in\nthe installed package ($schema) for editors; the check schema says when it cannot.',
     flags: {
       'provider-id': ['ID', 'the provider ID (default: from the folder\'s name)'],
       'dry-run': ['', 'say what would be written, write nothing'],

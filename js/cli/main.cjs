@@ -12,10 +12,10 @@ const { internal } = require('../graph/graph.cjs');
 const { COMMANDS, COMMAND_NAMES, own } = require('./commands.cjs');
 const { parseCommandLine, usage, unknown, SUGGESTION } = require('./args.cjs');
 const { VERSION, HELP, commandHelp } = require('./help.cjs');
-const { CONFIG_PROBLEM, readConfig, configHint, openGraph } = require('./config.cjs');
+const { readConfig, configHint, openGraph } = require('./config.cjs');
 const { HUMAN, report, errorHint, output, readerGone } = require('./output.cjs');
 const { GRAPH_COMMANDS, renderExport, everyItemFailed, readHint } = require('./graph-commands.cjs');
-const { doctor, init, migrate } = require('./maintenance.cjs');
+const { doctor, init, INIT_NEXT, migrate } = require('./maintenance.cjs');
 const { embed } = require('./embed.cjs');
 const { serveMcp, reportReloads } = require('./mcp.cjs');
 
@@ -36,9 +36,9 @@ async function run(argv, stdout, stderr) {
   // A person reads stderr: on a terminal, without --json (known before the arguments are).
   const options = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
   const person = stderr.isTTY && !options.includes('--json');
-  const fail = (error, problem, suggestion) => {
+  const fail = (error, configLine, suggestion) => {
     stderr.write(JSON.stringify({ ok: false, error }) + '\n');
-    if (person) stderr.write(problem ? configHint(problem) : errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined, suggestion));
+    if (person) stderr.write(configLine ?? errorHint(error, own(COMMANDS, seen.command) ? seen.command : undefined, suggestion));
     return 1;
   };
   try {
@@ -62,7 +62,10 @@ async function run(argv, stdout, stderr) {
     }
     if (!spec) throw unknown(command, command, COMMAND_NAMES);
     if (args.length < spec.args[0] || args.length > spec.args[1]) throw usage(command);
-    if (command === 'init') return report(stdout, flags, await init(args[0], flags));
+    if (command === 'init') {
+      const result = await init(args[0], flags);
+      return report(stdout, flags, result, result.status === 'ok' ? INIT_NEXT : undefined);
+    }
     if (command === 'migrate') {
       if (flags.config !== undefined) readConfig(flags.config);
       return report(stdout, flags, await migrate(args[0], flags));
@@ -94,7 +97,7 @@ async function run(argv, stdout, stderr) {
     return 0;
   } catch (error) {
     const graphError = error instanceof GraphError ? error : new GraphError({ code: 'CG_INTERNAL', phase: 'config' });
-    return fail(graphError.toJSON(), graphError[CONFIG_PROBLEM], graphError[SUGGESTION]);
+    return fail(graphError.toJSON(), configHint(graphError), graphError[SUGGESTION]);
   } finally {
     await graph?.close();
   }

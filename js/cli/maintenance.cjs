@@ -8,14 +8,16 @@ const { GraphError } = require('../errors.cjs');
 const { CapabilityGraph, internal } = require('../graph/graph.cjs');
 const { native, unwrap, call } = require('../engine/native.cjs');
 const { usage } = require('./args.cjs');
-const { DEFAULT_CONFIG, readConfig, openConfig, buildExecutor } = require('./config.cjs');
+const { DEFAULT_CONFIG, readConfig } = require('./config.cjs');
+const { configOfFile, buildExecutor } = require('../graph/config-file.cjs');
 const { describe } = require('./output.cjs');
+const { PACKAGE, schemaRef, installedRef } = require('./schema-ref.cjs');
 const { text, shown, obstacle, treeError, Changes, failedWrite } = require('./tree.cjs');
 
 async function doctor(flags) {
   const file = flags.config ?? DEFAULT_CONFIG;
   const raw = readConfig(file);
-  const { config } = openConfig(raw, file);
+  const { config } = configOfFile(raw, file);
   // An embedder module that does not load is the executor check's failure, reported below.
   config.executor = await Promise.resolve(config.executor).catch(() => undefined);
   const checks = [];
@@ -101,6 +103,37 @@ const PROVIDER_TEMPLATE = (providerId) => ({
   'PROVIDER.md': `# ${providerId} conventions\n\nRules every capability of this provider follows.\n`,
 });
 
+/**
+ * Puts `$schema` first in each JSON file of `files` ([file, content] pairs, changed in place)
+ * whose schema `kinds` names, as the package resolves from the file's folder; the `schema` check
+ * says where they point, or which files have none and how to add it.
+ */
+function nameSchemas(files, kinds) {
+  const without = [];
+  const found = new Set();
+  for (const entry of files) {
+    const [file, content] = entry;
+    const kind = kinds[file];
+    if (kind === undefined) continue;
+    const ref = schemaRef(path.dirname(file), kind);
+    if (ref === undefined) without.push([file, kind]);
+    else {
+      entry[1] = { $schema: ref, ...content };
+      found.add(shown(path.dirname(path.resolve(path.dirname(file), ref))));
+    }
+  }
+  if (without.length === 0) return { id: 'schema', status: 'pass', message: `"$schema" names the JSON Schemas in ${[...found].join(', ')}` };
+  const [file, kind] = without[0];
+  const example = installedRef(path.dirname(file), kind, process.cwd());
+  return {
+    id: 'schema',
+    status: 'warn',
+    message:
+      `no "$schema" in ${without.map(([f]) => shown(f)).join(', ')}: ${PACKAGE} does not resolve from there (a global or one-off run); ` +
+      `install it in the project (npm install --save-dev ${PACKAGE}) and add "$schema" as each file's first key, e.g. "${example}" in ${shown(file)}`,
+  };
+}
+
 async function init(dir, flags) {
   let providerId = flags['provider-id'];
   providerId ??= path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z]+/, '');
@@ -117,6 +150,7 @@ async function init(dir, flags) {
   const files = Object.entries(template).map(([rel, content]) => [path.resolve(dir, rel), content]);
   const configFile = path.resolve(DEFAULT_CONFIG);
   files.push([configFile, { providers: [{ providerId, authority: { kind: 'file', rootDir: path.relative(path.dirname(configFile), path.resolve(dir)) || '.', definitionLayout: 'directory' } }], executor: { kind: 'lexical' } }]);
+  const schemas = nameSchemas(files, { [path.resolve(dir, 'provider.json')]: 'provider', [path.resolve(dir, 'capabilities/example.json')]: 'capability', [configFile]: 'config' });
   const planned = files.map(([f]) => shown(f));
   const existing = [];
   const blocked = [];
@@ -132,7 +166,7 @@ async function init(dir, flags) {
     if (existing.length && !flags.force) checks.push({ id: 'targets', status: 'fail', message: `already exist: ${existing.join(', ')}` });
     return { status: 'conflict', checks, warnings: [], planned };
   }
-  if (flags['dry-run']) return { status: 'planned', checks: [{ id: 'targets', status: 'pass', message: 'nothing in the way' }], warnings: [], planned };
+  if (flags['dry-run']) return { status: 'planned', checks: [{ id: 'targets', status: 'pass', message: 'nothing in the way' }, schemas], warnings: [], planned };
   const changes = new Changes();
   const kept = [];
   let current;
@@ -151,8 +185,19 @@ async function init(dir, flags) {
   }
   for (const aside of kept) fs.rmSync(aside, { force: true });
   const verified = await doctor({ config: configFile });
-  return { status: verified.status, checks: verified.checks, warnings: [], written: planned };
+  return { status: verified.status, checks: [...verified.checks, schemas], warnings: [], written: planned };
 }
+
+/** What a person runs after `init` (its config is the default one, so no --config). */
+const INIT_NEXT = `next:
+  npx capability-graph catalog                               list the capabilities
+  npx capability-graph match "a task a user might ask for"   find one for a task
+  npx capability-graph doctor                                check again after editing the provider
+  npx capability-graph mcp                                   serve them to an agent over MCP (stdio)
+  An MCP client starts the server from this mcpServers entry (see "Connecting a client" in the
+  package's docs/tools-and-mcp.md):
+  { "mcpServers": { "capabilities": { "command": "npx", "args": ["capability-graph", "mcp", "--config", "capability-graph.json"] } } }
+`;
 
 async function migrate(dir, flags) {
   const root = path.resolve(dir);
@@ -233,4 +278,4 @@ async function migrate(dir, flags) {
   return { status: 'ok', checks, warnings: [], written };
 }
 
-module.exports = { doctor, init, migrate };
+module.exports = { doctor, init, INIT_NEXT, migrate };

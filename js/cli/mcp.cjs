@@ -7,7 +7,7 @@ const { createMcpServer } = require('../mcp/server.cjs');
 const { createMcpHttpHandler } = require('../mcp/http.cjs');
 const { StdioServerTransport } = require('../mcp/stdio.cjs');
 const { usage } = require('./args.cjs');
-const { configInvalid } = require('./config.cjs');
+const { configInvalid } = require('../graph/config-file.cjs');
 
 async function serveMcp(graph, mcp = {}, flags, stderr) {
   const { createMcpServer } = require('../mcp/server.cjs');

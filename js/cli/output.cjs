@@ -36,7 +36,9 @@ HUMAN.spec = HUMAN.read;
 
 const EXIT = { ok: 0, failed: 1, conflict: 2, planned: 3 };
 
-function report(out, flags, result) {
+/** A maintenance report: JSON, or for a person at a terminal its lines, then `next` (what to do
+ *  now, only ever for a person). Returns the exit code. */
+function report(out, flags, result, next) {
   if (flags.json || !out.isTTY) out.write(JSON.stringify(result) + '\n');
   else {
     out.write(`${result.status}\n`);
@@ -50,6 +52,7 @@ function report(out, flags, result) {
     }
     for (const p of result.planned ?? []) out.write(`  plan ${p}\n`);
     for (const w of result.written ?? []) out.write(`  wrote ${w}\n`);
+    if (next) out.write(next);
   }
   return EXIT[result.status];
 }

@@ -6,6 +6,7 @@ const { native, unwrap, call } = require('../engine/native.cjs');
 const { GraphError, inputInvalid } = require('../errors.cjs');
 const { toWireJson, ARGUMENTS } = require('../pure-json.cjs');
 const { readConfig, reloadTarget } = require('./config.cjs');
+const { loadConfigFile } = require('./config-file.cjs');
 const { readDatabases } = require('./databases.cjs');
 const { POOL_VERBS, CLOSED, closedError } = require('./host-calls.cjs');
 const { readBodies } = require('./readers.cjs');
@@ -77,6 +78,13 @@ class CapabilityGraph {
     graph.#watch();
     graph.#embed();
     return graph;
+  }
+
+  /** Opens the command line's config file as its graph commands do (the `mcp` block ignored). */
+  static async openConfigFile(file) {
+    if (typeof file !== 'string' || file === '') throw inputInvalid('path', { phase: 'config' });
+    const { config } = await loadConfigFile(file);
+    return CapabilityGraph.open(config);
   }
 
   /** Subscribes the watch of every watched provider: a change reloads that provider. */
