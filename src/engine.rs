@@ -172,7 +172,7 @@ impl Engine {
                 embedder,
                 model,
             }) => {
-                let min_score = semantic_options(&options).map_err(|e| {
+                let (min_score, signals) = semantic_options(&options).map_err(|e| {
                     let expected = e.details().and_then(|d| d.get("expected")?.as_str());
                     ConfigError::new("executor", expected.unwrap_or_default())
                 })?;
@@ -187,7 +187,9 @@ impl Engine {
                         Model::Unavailable(matching::semantic::package_missing(&package))
                     }
                 };
-                let semantic = Semantic::new(model, min_score, b).naming(named);
+                let semantic = Semantic::new(model, min_score, b)
+                    .naming(named)
+                    .ranking_on(signals);
                 (
                     Some(Executor::Semantic { min_score }),
                     Some(Arc::new(semantic)),

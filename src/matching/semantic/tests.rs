@@ -62,14 +62,23 @@ fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
     let query = Hashed(64)
         .embed(&["refunds payment customer"], 1, &|| false)
         .unwrap();
-    let ranked = rank(&[&s], &[v], "refunds payment customer", &query, 5, 0.32).unwrap();
+    let ranked = rank(
+        &[&s],
+        &[v],
+        "refunds payment customer",
+        &query,
+        5,
+        0.32,
+        Signals::Fused,
+    )
+    .unwrap();
     assert_eq!(s.capability(ranked[0].node).id(), "billing.refunds");
     assert!(ranked[0]
         .reason
         .starts_with("close in meaning to \"Returns a payment"));
     assert!(ranked.iter().all(|r| r.reason.len() <= 256));
     // A vector of other dimensions is no answer.
-    assert!(rank(&[&s], &[v], "x", &[1.0; 8], 5, 0.32).is_none());
+    assert!(rank(&[&s], &[v], "x", &[1.0; 8], 5, 0.32, Signals::Fused).is_none());
 }
 
 #[test]
@@ -288,7 +297,7 @@ fn vectors_with_cosines(cosines: [f32; 3]) -> Vectors {
 fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold() {
     let s = snapshot("");
     let ids = |v: &Vectors, min: f64| -> Vec<String> {
-        rank(&[&s], &[v], "zzz", &[1.0, 0.0, 0.0], 5, min)
+        rank(&[&s], &[v], "zzz", &[1.0, 0.0, 0.0], 5, min, Signals::Fused)
             .unwrap()
             .iter()
             .map(|r| s.capability(r.node).id().to_owned())
@@ -303,4 +312,30 @@ fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold()
     // No capability reaches the threshold: no answer, however close the others are to it.
     let v = vectors_with_cosines([0.28, 0.29, 0.27]);
     assert!(ids(&v, 0.3).is_empty());
+}
+
+#[test]
+fn dense_signals_rank_on_the_cosine_alone_without_the_lexical_evidence() {
+    let s = snapshot("");
+    // Capabilities in ID order: billing.invoices, billing.refunds, client.config.
+    let v = vectors_with_cosines([0.2, 0.6, 0.1]);
+    let first = |intent: &str, signals: Signals| -> (String, f64) {
+        let ranked = rank(&[&s], &[&v], intent, &[1.0, 0.0, 0.0], 5, 0.3, signals).unwrap();
+        (
+            s.capability(ranked[0].node).id().to_owned(),
+            ranked[0].confidence,
+        )
+    };
+    // A named ID is decisive for the executor, and only a word for the cosine.
+    assert_eq!(
+        first("use billing.invoices", Signals::Fused),
+        ("billing.invoices".to_owned(), 1.0)
+    );
+    let (id, confidence) = first("use billing.invoices", Signals::Dense);
+    assert_eq!(id, "billing.refunds");
+    assert!((confidence - 0.6).abs() < 0.01, "{confidence}");
+    // Words a capability covers add to its cosine in the executor, not in the cosine alone.
+    let (_, fused) = first("refunds of a payment to a customer", Signals::Fused);
+    let (_, dense) = first("refunds of a payment to a customer", Signals::Dense);
+    assert!(fused > dense + 0.3, "{fused} {dense}");
 }
