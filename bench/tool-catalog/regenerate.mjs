@@ -135,6 +135,9 @@ async function listOverStdio(s, dir) {
   const command = s.registry === 'npm' ? process.execPath : path.join(dir, 'bin', start.script);
   const cmdArgs = [...(s.registry === 'npm' ? [path.join(npmPackageDir(s, dir), start.entry)] : []), ...start.args.map((a) => substitute(a, work))];
   const env = { PATH: process.env.PATH, HOME: path.join(work, 'home') };
+  // Some Python servers join sets into published text (mcp-atlassian's default field lists);
+  // a fixed hash seed makes that order the same on every run.
+  if (s.registry === 'pypi') env.PYTHONHASHSEED = '0';
   for (const [k, v] of Object.entries(start.env)) env[k] = substitute(v, work);
   const transport = new StdioClientTransport({ command, args: cmdArgs, env, cwd: work, stderr: 'pipe' });
   let stderr = '';
