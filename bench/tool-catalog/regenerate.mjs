@@ -254,9 +254,15 @@ function sourcesMarkdown(entries) {
   for (const { pin } of entries) {
     const how = pin.source
       ? `read from \`${pin.source.file}\` by the \`${pin.source.extractor}\` extractor: ${pin.source.why}`
-      : `started as \`${[pin.registry === 'npm' ? `node ${pin.start.entry}` : pin.start.script, ...pin.start.args].join(' ')}\`${Object.keys(pin.start.env).length ? ` with ${Object.keys(pin.start.env).join(', ')} set to dummy values` : ''}`;
+      : `started as \`${[pin.registry === 'npm' ? `node ${pin.start.entry}` : pin.start.script, ...pin.start.args].join(' ')}\`${Object.keys(pin.start.env).length ? ` with ${Object.entries(pin.start.env).map(([k, v]) => `\`${k}=${v}\``).join(', ')}` : ''}`;
     lines.push(`- **${pin.id}**: ${how}. Name from the ${pin.nameFrom}, description from the ${pin.descriptionFrom}.${pin.note ? ` ${pin.note}` : ''}`);
   }
+  const large = entries.flatMap(({ server }) => server.tools
+    .filter((t) => JSON.stringify(t.inputSchema ?? null).length > 8192)
+    .map((t) => `\`${server.id}/${t.name}\` (${kb(JSON.stringify(t.inputSchema).length)})`));
+  if (large.length) lines.push('', `Input schemas over 8 KB, kept as published: ${large.join(', ')}.`);
+  lines.push('', '## Candidates left out', '');
+  for (const x of pins.excluded ?? []) lines.push(`- \`${x.package}\` (${x.registry} ${x.version}): ${x.why}`);
   lines.push('');
   return lines.join('\n');
 }
