@@ -73,7 +73,7 @@ async function ask(graph, byProvider, item, timeoutMs = undefined) {
 /** The vectors file of the generated catalog, made once by `capability-graph embed` (as a host ships it). */
 function ensureVectors(root) {
   const dir = path.join(root, 'vectors');
-  if (existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.bin'))) return;
+  if (existsSync(dir) && readdirSync(dir, { recursive: true }).some((f) => String(f).endsWith('.bin'))) return;
   console.error(`embedding the generated catalog once into ${dir} (minutes)`);
   const cli = fileURLToPath(new URL('../bin/capability-graph.cjs', import.meta.url));
   const out = spawnSync(process.execPath, [cli, 'embed', root], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -285,6 +285,7 @@ export async function evaluate({ methods = METHODS, sizes = SIZES, splits = SPLI
     mode: MODE,
     files: Object.fromEntries(Object.entries(ctx.data.paths).map(([k, f]) => [k, path.relative(process.cwd(), f).startsWith('..') ? f : path.relative(process.cwd(), f)])),
     data: { ...ctx.data.hashes, corpora: hashes },
+    cuts: Object.values(ctx.providers).flat().flatMap((p) => p.cuts ?? []),
     bm25,
     methods: ran,
     unavailable,
@@ -327,6 +328,7 @@ function printText(result, splits) {
   const s = bm25.settings;
   const where = bm25.recorded.length ? `recorded for ${bm25.recorded.join(', ')} (bench/${bm25.file})` : 'not recorded for this data';
   console.log(`BM25: bm25s${s.versions ? ` ${s.versions.bm25s}` : ''} ${s.method} k1 ${s.k1} b ${s.b}, stop words ${s.stopwords}, ${s.stemmer} — ${where}`);
+  for (const c of result.cuts) console.log(`cut to providerFromTools' budget: ${c.server}/${c.tool} ${c.field} (${c.bytes} bytes, limit ${c.limit})`);
   for (const [m, why] of Object.entries(result.unavailable)) console.log(`${m}: ${why}${m === 'bm25' ? ' (npm run eval:tools -- --baseline records it)' : ''}`);
   const methods = result.methods;
   const fmt = (v) => (v === null || v === undefined ? '-' : v.toFixed(1)).padStart(9);

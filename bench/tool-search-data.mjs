@@ -69,6 +69,41 @@ export async function loadData(files = {}) {
   return { paths, hashes, catalog: parsed.catalog, tasks: parsed.tasks, intents: parsed.intents.intents };
 }
 
+/** The string at an error's `details.field` (`tools[1].inputSchema.properties.q.description`) and its holder. */
+function fieldAt(options, field) {
+  const steps = [...field.matchAll(/([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)].map((m) => m[1] ?? (m[2] !== undefined ? Number(m[2]) : JSON.parse(m[3])));
+  const key = steps.pop();
+  const holder = steps.reduce((at, step) => at?.[step], options);
+  return typeof holder?.[key] === 'string' ? { holder, key } : undefined;
+}
+
+/** `text` cut to at most `bytes` bytes of UTF-8, at a character boundary. */
+function cutTo(text, bytes) {
+  let out = Buffer.from(text, 'utf8').subarray(0, bytes).toString('utf8');
+  if (out.endsWith('\uFFFD')) out = out.slice(0, -1);
+  return out;
+}
+
+/**
+ * providerFromTools on `options`, as a host that must use a published tool would: a text past
+ * one of its budgets (`CG_INPUT_TOO_LARGE` naming the field and the limit) is cut to the limit,
+ * and the cut is reported. Whatever else it refuses is an error of the data.
+ */
+function providerFittingBudgets(options, server) {
+  const cuts = [];
+  for (;;) {
+    try {
+      return { ...providerFromTools(options), cuts };
+    } catch (error) {
+      const at = error?.code === 'CG_INPUT_TOO_LARGE' && cuts.length < 100 ? fieldAt(options, error.details?.field ?? '') : undefined;
+      if (at === undefined || typeof error.details?.limit !== 'number') throw error;
+      const tool = options.tools[Number(/^tools\[(\d+)\]/.exec(error.details.field)?.[1])]?.name ?? null;
+      cuts.push({ server, tool, field: error.details.field, bytes: Buffer.byteLength(at.holder[at.key]), limit: error.details.limit });
+      at.holder[at.key] = cutTo(at.holder[at.key], error.details.limit);
+    }
+  }
+}
+
 /** One provider per catalog server, made by providerFromTools, with the server's description. */
 export function catalogProviders(catalog) {
   const seen = new Map();
@@ -78,8 +113,9 @@ export function catalogProviders(catalog) {
     seen.set(providerId, server.id);
     // A provider definition has no description field (and providerFromTools no option for one):
     // the server's description is kept beside it, for the baseline's text.
-    const { definition, toolNames } = providerFromTools({ providerId, name: server.name, tools: server.tools });
-    return { server: server.id, providerId, definition, toolNames, description: server.description ?? '' };
+    const tools = structuredClone(server.tools);
+    const { definition, toolNames, cuts } = providerFittingBudgets({ providerId, name: server.name, tools }, server.id);
+    return { server: server.id, providerId, definition, toolNames, cuts, description: server.description ?? '' };
   });
 }
 
