@@ -319,7 +319,7 @@ const ROWS = [
   ['noMatch', 'recall', 'no-match recall'],
 ];
 
-function printText(result, splits) {
+export function printText(result, splits) {
   const { data, bm25 } = result;
   console.log(`tool search — ${result.mode} mode (rank mode does not exist yet, so every figure is accept mode)`);
   console.log('data SHA-256');
@@ -340,8 +340,8 @@ function printText(result, splits) {
       console.log(`\n${split === 'heldout' ? 'held-out' : 'tuning'} · ${corpus} (${size.capabilities} capabilities, ${size.providers} providers)`);
       console.log(`${''.padEnd(30)} ${'n'.padStart(4)}${methods.map((m) => m.padStart(9)).join('')}`);
       for (const [set, key, label] of ROWS) {
-        if (!any[set]) continue;
-        console.log(`${label.padEnd(30)} ${String(any[set].n).padStart(4)}${methods.map((m) => fmt(of(m)?.[set]?.[key])).join('')}`);
+        const n = methods.map(of).find((f) => f?.[set])?.[set].n;
+        if (n !== undefined) console.log(`${label.padEnd(30)} ${String(n).padStart(4)}${methods.map((m) => fmt(of(m)?.[set]?.[key])).join('')}`);
       }
     }
   }
