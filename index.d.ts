@@ -750,7 +750,7 @@ export interface Embedder {
 /** The built-in semantic executor (a marker the engine recognises). */
 export interface SemanticExecutor {
   readonly id: 'semantic';
-  readonly options: { readonly minScore: number };
+  readonly options: { readonly minScore: number; readonly signals: 'fused' | 'dense' };
 }
 
 // --- Capability retrieval ------------------------------------------------------------------------
@@ -1473,8 +1473,11 @@ export declare function lexicalExecutor(options?: { minScore?: number | undefine
  *  A dotted ID in the request stays decisive; a CJK request the lexical executor serves keeps its
  *  answer. Vectors come from `embedder`, or else from the first-party encoder of the optional
  *  package `@devcodex/capability-graph-minilm` (without it `match` rejects CG_MODEL_UNAVAILABLE /
- *  check_config with `details.package`). Throws `CG_CONFIG_INVALID` for bad options. */
-export declare function semanticExecutor(options?: { minScore?: number | undefined; embedder?: Embedder | undefined }): SemanticExecutor;
+ *  check_config with `details.package`). `signals: 'dense'` is an evaluation option, not a
+ *  recommendation: it ranks and accepts on the cosine alone (no lexical confidence, named ID or
+ *  CJK answer), to measure the encoder on its own; the default `'fused'` is the executor.
+ *  Throws `CG_CONFIG_INVALID` for bad options. */
+export declare function semanticExecutor(options?: { minScore?: number | undefined; signals?: 'fused' | 'dense' | undefined; embedder?: Embedder | undefined }): SemanticExecutor;
 
 export interface CodexExecutorOptions {
   /** The Codex model to use (default: the CLI's). */

@@ -108,8 +108,26 @@ test('a named ID stays decisive, unrelated requests are no_match, minScore is ov
   await strict.close();
 });
 
+test("signals: 'dense' (an evaluation option) ranks on the cosine alone: a named ID is only words to it", async () => {
+  assert.deepEqual(semanticExecutor().options, { minScore: 0.3, signals: 'fused' });
+  const fused = await open(wordsEmbedder());
+  const dense = await open(wordsEmbedder(), { signals: 'dense' });
+  try {
+    const intent = 'use client.config for this';
+    const [named] = (await fused.match({ intent })).matches;
+    assert.deepEqual([named.qualifiedId, named.confidence], ['acme::client.config', 1]);
+    for (const m of (await dense.match({ intent })).matches) {
+      assert.ok(m.confidence < 1, JSON.stringify(m));
+      assert.match(m.reason, /^close in meaning to "/);
+    }
+  } finally {
+    await fused.close();
+    await dense.close();
+  }
+});
+
 test('semanticExecutor options and the embedder are checked like every host component', async () => {
-  for (const bad of [{ minScore: 2 }, { other: 1 }, [], { embedder: null }, { embedder: 'e' }]) {
+  for (const bad of [{ minScore: 2 }, { other: 1 }, [], { embedder: null }, { embedder: 'e' }, { signals: 'lexical' }, { signals: 1 }]) {
     assert.throws(() => semanticExecutor(bad), (e) => e instanceof GraphError && e.code === 'CG_CONFIG_INVALID');
   }
   const cases = [

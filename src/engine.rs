@@ -182,7 +182,7 @@ impl Engine {
                 embedder,
                 model,
             }) => {
-                let min_score = semantic_options(&options).map_err(|e| {
+                let (min_score, signals) = semantic_options(&options).map_err(|e| {
                     let expected = e.details().and_then(|d| d.get("expected")?.as_str());
                     ConfigError::new("executor", expected.unwrap_or_default())
                 })?;
@@ -197,7 +197,9 @@ impl Engine {
                         Model::Unavailable(matching::semantic::package_missing(&package))
                     }
                 };
-                let semantic = Semantic::new(model, min_score, b, derived.clone()).naming(named);
+                let semantic = Semantic::new(model, min_score, b, derived.clone())
+                    .naming(named)
+                    .ranking_on(signals);
                 (
                     Some(Executor::Semantic { min_score }),
                     Some(Arc::new(semantic)),

@@ -97,8 +97,9 @@ pub fn lexical_options(options: String) -> String {
 pub fn semantic_options(options: String) -> String {
     outcome(guarded(|| {
         let v: serde_json::Value = serde_json::from_str(&options).unwrap_or_default();
-        crate::matching::semantic_options(&v)
-            .map(|min| serde_json::json!({ "minScore": min }).to_string())
+        crate::matching::semantic_options(&v).map(|(min, signals)| {
+            serde_json::json!({ "minScore": min, "signals": signals.name() }).to_string()
+        })
     }))
 }
 

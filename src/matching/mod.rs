@@ -63,17 +63,19 @@ pub fn lexical_options(options: &Value) -> Result<f64> {
     }
 }
 
-/// `semanticExecutor(options)`: `{ minScore?, embedder? }`, `minScore` a number in 0..=1 (the
-/// embedder is checked where the graph opens, like every host component).
-pub fn semantic_options(options: &Value) -> Result<f64> {
+/// `semanticExecutor(options)`: `{ minScore?, signals?, embedder? }`, `minScore` a number in
+/// 0..=1, `signals` `fused` (default) or `dense` (the embedder is checked where the graph opens,
+/// like every host component).
+pub fn semantic_options(options: &Value) -> Result<(f64, semantic::Signals)> {
     let bad = |path: &str, expected: &str| GraphError::from(ConfigError::new(path, expected));
     let map = match options {
-        Value::Null => return Ok(semantic::DEFAULT_MIN_SCORE),
+        Value::Null => return Ok((semantic::DEFAULT_MIN_SCORE, semantic::Signals::Fused)),
         Value::Object(m) if !is_non_json_marker(options) => m,
         _ => return Err(bad("$", "object")),
     };
-    if let Some(k) = map.keys().find(|k| *k != "minScore" && *k != "embedder") {
-        return Err(bad(k, "one of: minScore, embedder"));
+    const OPTIONS: [&str; 3] = ["minScore", "signals", "embedder"];
+    if let Some(k) = map.keys().find(|k| !OPTIONS.contains(&k.as_str())) {
+        return Err(bad(k, "one of: minScore, signals, embedder"));
     }
     // The JS layer keeps the embedder object and leaves a marker where it was.
     if let Some(e) = map.get("embedder") {
@@ -81,13 +83,19 @@ pub fn semantic_options(options: &Value) -> Result<f64> {
             return Err(bad("embedder", "object with id, dimensions and embed"));
         }
     }
-    match map.get("minScore") {
-        None => Ok(semantic::DEFAULT_MIN_SCORE),
+    let signals = match map.get("signals").map(Value::as_str) {
+        None | Some(Some("fused")) => semantic::Signals::Fused,
+        Some(Some("dense")) => semantic::Signals::Dense,
+        Some(_) => return Err(bad("signals", "one of: fused, dense")),
+    };
+    let min_score = match map.get("minScore") {
+        None => semantic::DEFAULT_MIN_SCORE,
         Some(v) => v
             .as_f64()
             .filter(|x| (0.0..=1.0).contains(x))
-            .ok_or_else(|| bad("minScore", "number from 0 to 1")),
-    }
+            .ok_or_else(|| bad("minScore", "number from 0 to 1"))?,
+    };
+    Ok((min_score, signals))
 }
 
 const KEYS: [&str; 8] = [
@@ -510,6 +518,7 @@ impl Session {
             query,
             self.limit as usize,
             ask.engine.min_score,
+            ask.engine.signals,
         )
         .ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
         self.answer_ranked(

@@ -65,6 +65,7 @@ struct State {
 /// The semantic executor of one graph.
 pub struct Semantic {
     pub min_score: f64,
+    pub signals: super::Signals,
     /// How long the host's embedder may take for one batch (`match.embedTimeoutMs`).
     pub embed_timeout_ms: u64,
     batch_size: usize,
@@ -96,6 +97,7 @@ impl Semantic {
         let (batch_size, max_text_bytes) = (budgets.embed_batch_size, budgets.max_embed_text_bytes);
         Semantic {
             min_score,
+            signals: super::Signals::Fused,
             embed_timeout_ms: budgets.embed_timeout_ms,
             batch_size: batch_size.max(1) as usize,
             max_text_bytes: max_text_bytes.max(1) as usize,
@@ -123,6 +125,12 @@ impl Semantic {
     /// This executor, with the model named at open.
     pub fn naming(mut self, named: Option<(String, usize)>) -> Semantic {
         self.named = named;
+        self
+    }
+
+    /// This executor, ranking on `signals`.
+    pub fn ranking_on(mut self, signals: super::Signals) -> Semantic {
+        self.signals = signals;
         self
     }
 

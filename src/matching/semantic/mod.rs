@@ -31,6 +31,24 @@ pub const LEXICAL_WEIGHT: f64 = 0.5;
 /// words is strong evidence, a word or two in common is not (it misleads more paraphrases than
 /// it helps).
 pub const LEXICAL_GATE: f64 = 0.7;
+/// What ranks: the cosine fused with the lexical evidence (the executor), or the cosine alone.
+/// `Dense` is an evaluation option (`signals: 'dense'`): it measures the encoder on its own, with
+/// no named ID, CJK answer or lexical confidence; hosts keep `Fused`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signals {
+    Fused,
+    Dense,
+}
+
+impl Signals {
+    pub fn name(self) -> &'static str {
+        match self {
+            Signals::Fused => "fused",
+            Signals::Dense => "dense",
+        }
+    }
+}
+
 /// The first-party encoder's package is not installed: `CG_MODEL_UNAVAILABLE` / `check_config`
 /// naming it (SPEC §14 D18).
 pub fn package_missing(package: &str) -> crate::error::GraphError {

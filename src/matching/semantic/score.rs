@@ -4,7 +4,7 @@
 //! English sentence encoder does not understand it). Whether to answer at all is decided on
 //! the best capability alone (`minScore`); the ones after it need only [`FOLLOWER_SHARE`] of it.
 
-use super::{cosine, quantise, Vectors, FOLLOWER_SHARE, LEXICAL_GATE, LEXICAL_WEIGHT};
+use super::{cosine, quantise, Signals, Vectors, FOLLOWER_SHARE, LEXICAL_GATE, LEXICAL_WEIGHT};
 use crate::matching::lexical::{self, LexicalIndex, Ranked};
 use crate::snapshot::ProviderSnapshot;
 use std::cmp::Ordering;
@@ -30,7 +30,9 @@ fn has_cjk(text: &str) -> bool {
 
 /// The best `limit` capabilities of `snapshots` (with their lexical `indexes` and their
 /// `vectors`) for `intent`, whose vector is `query`; `None` when `query` is not a vector of the
-/// model's dimensions.
+/// model's dimensions. With [`Signals::Dense`] the lexical executor is not asked: the cosine
+/// alone ranks and accepts.
+#[allow(clippy::too_many_arguments)] // what one ranking needs, each of its own kind
 pub fn rank(
     snapshots: &[&ProviderSnapshot],
     indexes: &[&LexicalIndex],
@@ -39,15 +41,23 @@ pub fn rank(
     query: &[f32],
     limit: usize,
     min_score: f64,
+    signals: Signals,
 ) -> Option<Vec<Scored>> {
     let dims = vectors.first().map_or(query.len(), |v| v.dims);
     if query.len() != dims || vectors.iter().any(|v| v.dims != dims) {
         return None;
     }
     let (qscale, q) = quantise(query)?;
-    let (lexical, terms) =
-        lexical::rank_unexplained(snapshots, indexes, intent, LEXICAL_POOL.max(limit), 0.0);
-    let explain = |r: &Ranked| lexical::explain(snapshots, r, &terms);
+    let asked = (signals == Signals::Fused).then(|| {
+        lexical::rank_unexplained(snapshots, indexes, intent, LEXICAL_POOL.max(limit), 0.0)
+    });
+    let lexical: &[Ranked] = asked.as_ref().map_or(&[], |(l, _)| l);
+    let explain = |r: &Ranked| {
+        asked
+            .as_ref()
+            .map(|(_, terms)| lexical::explain(snapshots, r, terms))
+            .unwrap_or_default()
+    };
     let mut out: Vec<Scored> = lexical
         .iter()
         .filter(|r| r.by_id())

@@ -80,6 +80,7 @@ fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
         &query,
         5,
         0.32,
+        Signals::Fused,
     )
     .unwrap();
     assert_eq!(s.capability(ranked[0].node).id(), "billing.refunds");
@@ -95,7 +96,8 @@ fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
         "x",
         &[1.0; 8],
         5,
-        0.32
+        0.32,
+        Signals::Fused
     )
     .is_none());
 }
@@ -331,6 +333,7 @@ fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold()
             &[1.0, 0.0, 0.0],
             5,
             min,
+            Signals::Fused,
         )
         .unwrap()
         .iter()
@@ -346,4 +349,40 @@ fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold()
     // No capability reaches the threshold: no answer, however close the others are to it.
     let v = vectors_with_cosines([0.28, 0.29, 0.27]);
     assert!(ids(&v, 0.3).is_empty());
+}
+
+#[test]
+fn dense_signals_rank_on_the_cosine_alone_without_the_lexical_evidence() {
+    let s = snapshot("");
+    // Capabilities in ID order: billing.invoices, billing.refunds, client.config.
+    let v = vectors_with_cosines([0.2, 0.6, 0.1]);
+    let first = |intent: &str, signals: Signals| -> (String, f64) {
+        let ranked = rank(
+            &[&s],
+            &[&LexicalIndex::build(&s)],
+            &[&v],
+            intent,
+            &[1.0, 0.0, 0.0],
+            5,
+            0.3,
+            signals,
+        )
+        .unwrap();
+        (
+            s.capability(ranked[0].node).id().to_owned(),
+            ranked[0].confidence,
+        )
+    };
+    // A named ID is decisive for the executor, and only a word for the cosine.
+    assert_eq!(
+        first("use billing.invoices", Signals::Fused),
+        ("billing.invoices".to_owned(), 1.0)
+    );
+    let (id, confidence) = first("use billing.invoices", Signals::Dense);
+    assert_eq!(id, "billing.refunds");
+    assert!((confidence - 0.6).abs() < 0.01, "{confidence}");
+    // Words a capability covers add to its cosine in the executor, not in the cosine alone.
+    let (_, fused) = first("refunds of a payment to a customer", Signals::Fused);
+    let (_, dense) = first("refunds of a payment to a customer", Signals::Dense);
+    assert!(fused > dense + 0.3, "{fused} {dense}");
 }
