@@ -681,12 +681,20 @@ export interface MatchQuery extends ScopedQuery {
   context?: MatchContext | undefined;
   /** Most selections the executor may return: default 5, clamped to 20. */
   limit?: number | undefined;
+  /** Which question is asked: `'accept'` (the default), the capabilities that fit or an honest
+   *  `no_match`; `'rank'`, the best `limit` candidates, `matched` while any candidate has
+   *  evidence (tool search). The built-in executors honour it; a host executor that cannot rank
+   *  answers as in accept mode. Anything else is CG_INPUT_INVALID (`field: 'mode'`). */
+  mode?: MatchMode | undefined;
   /** Default 60,000; clamped to `budgets.match.maxTimeoutMs` (600,000). */
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 
 export type MatchStatus = 'matched' | 'no_match' | 'unknown' | 'partial' | 'empty';
+
+/** `'accept'`: the capabilities that fit, or `no_match`. `'rank'`: the best few, every time. */
+export type MatchMode = 'accept' | 'rank';
 
 export interface MatchedCapability {
   id: CapabilityId;
@@ -699,16 +707,22 @@ export type MatchMeta = MultiProviderMeta & { executor: { id: string }; candidat
 
 /** Narrow it by `status`: `matched` and `partial` carry the matches (in the executor's order)
  *  and `resolution`, `resolve()` of them (`partial`: its closure was cut by its budget); the
- *  others carry no match. */
+ *  others carry no match. A `no_match` carries `nearest`: the refused candidates closest to
+ *  fitting, best first, at most three (`[]` when none had evidence, or a host executor named
+ *  none); no other status has it. */
 export type MatchResult =
-  | { status: 'matched' | 'partial'; matches: MatchedCapability[]; resolution: ResolveResult; meta: MatchMeta }
-  | { status: 'no_match' | 'unknown' | 'empty'; matches: []; resolution?: undefined; meta: MatchMeta };
+  | { status: 'matched' | 'partial'; matches: MatchedCapability[]; resolution: ResolveResult; nearest?: undefined; meta: MatchMeta }
+  | { status: 'no_match'; matches: []; nearest: MatchedCapability[]; resolution?: undefined; meta: MatchMeta }
+  | { status: 'unknown' | 'empty'; matches: []; resolution?: undefined; nearest?: undefined; meta: MatchMeta };
 
 /** What an executor receives (a fresh plain object per call). */
 export interface MatchRequest {
   intent: string;
   context: MatchContext;
   limit: number;
+  /** The caller's mode: in `'rank'` answer the best `limit` candidates (`matched`) unless none
+   *  relates to the intent; an executor that cannot rank may answer as in `'accept'`. */
+  mode: MatchMode;
   /** Epoch milliseconds. */
   deadline: number;
   candidates: Array<{ qualifiedId: string; name: string; description: string; whenToUse: string; distinction?: string; examples: string[] }>;
@@ -718,6 +732,10 @@ export interface MatchRequest {
 export interface MatchOutput {
   status: 'matched' | 'no_match' | 'unknown' | 'refused';
   selections: Array<{ id: string; reason?: string | undefined; confidence?: number | undefined }>;
+  /** Only with `no_match`: at most three candidates closest to fitting, best first, checked like
+   *  selections (more than three: CG_MODEL_OUTPUT_TOO_LARGE; malformed or duplicated:
+   *  CG_MODEL_OUTPUT_INVALID; not a candidate: CG_MODEL_INVALID_SELECTION). */
+  nearest?: Array<{ id: string; reason?: string | undefined; confidence?: number | undefined }> | undefined;
 }
 
 /** A model executor: any object with an `id` and `match()`. Throw a GraphError (or any value with

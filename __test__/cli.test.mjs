@@ -238,6 +238,31 @@ test('a positional argument that starts with a dash is given after --; before it
   }
 });
 
+test('match --mode rank prints what the SDK answers; a no_match names its nearest; a bad mode is the graph\'s error', async () => {
+  const p = project();
+  const { CapabilityGraph, lexicalExecutor } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: path.join(p.dir, 'seed'), definitionLayout: 'directory' } }], executor: lexicalExecutor() });
+  try {
+    const intent = 'schema of the universe';
+    const withoutMeta = ({ meta, ...rest }) => rest;
+    const ranked = p.run('match', intent, '--mode', 'rank', '--limit', '2');
+    assert.equal(ranked.code, 0, ranked.stderr);
+    assert.deepEqual(withoutMeta(ranked.json()), withoutMeta(await graph.match({ intent, mode: 'rank', limit: 2 })));
+    const refused = p.run('match', intent, '--mode=accept');
+    assert.equal(refused.json().status, 'no_match');
+    assert.deepEqual(refused.json().nearest, (await graph.match({ intent })).nearest);
+    for (const mode of ['best', 'RANK']) {
+      const e = envelope(p.run('match', intent, '--mode', mode));
+      assert.deepEqual([e.code, e.phase, e.nextAction, e.details.field], ['CG_INPUT_INVALID', 'match', 'fix_input', 'mode']);
+    }
+    const missing = envelope(p.run('match', intent, '--mode'));
+    assert.deepEqual([missing.code, missing.phase, missing.nextAction, missing.details], ['CG_INPUT_INVALID', 'config', 'fix_input', { field: '--mode' }]);
+  } finally {
+    await graph.close();
+    p.cleanup();
+  }
+});
+
 test('--context __proto__=x reaches match as an own context key, like any key', () => {
   const p = project();
   try {
@@ -663,6 +688,8 @@ test('on a terminal: readable tables, and progress on stderr', { skip: spawnSync
     assert.match(table, /loading providers…/, 'progress while loading');
     assert.doesNotMatch(tty('providers --json'), /loading providers/, 'never with --json');
     assert.match(tty('match "add an HTTP endpoint"'), /matched\n {2}seed\.http::route\.http/);
+    // A no_match on a terminal lists the nearest candidates under it.
+    assert.match(tty('match "schema of the universe"'), /no_match\nnearest:\n {2}seed\.http::\S+ {2}0\.\d+\n/);
   } finally {
     p.cleanup();
   }

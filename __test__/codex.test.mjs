@@ -49,6 +49,10 @@ test('a matched answer, run isolated in a private directory that is removed', as
     assert.match(callLog.prompt, /"intent":"validate the request body"/);
     assert.match(callLog.prompt, /"tenant":"acme"/);
     assert.ok(!callLog.prompt.includes(repoRoot), 'no paths in the prompt');
+    // The prompt says which mode was asked.
+    assert.match(callLog.prompt, /Mode "accept": choose at most 5 candidates/);
+    assert.equal((await graph.match({ intent: 'validate the request body', mode: 'rank', limit: 3 })).status, 'matched');
+    assert.match(s.calls()[1].prompt, /Mode "rank": choose the 3 candidates closest to the intent/);
   } finally {
     await graph.close();
     s.cleanup();

@@ -38,6 +38,10 @@ test('without the weights, the demo goes on and names the command that builds th
     assert.match(paraphrase, /not shown: .*@devcodex\/capability-graph-minilm.*`npm run build:model`/);
     assert.doesNotMatch(paraphrase, /npm install/);
     assert.match(step(stdout, 9), /CG_CAPABILITY_NOT_FOUND/);
+    // Tool search in rank mode: plain words still get tools, the pinned one last.
+    const toolSearch = step(stdout, 10);
+    assert.match(toolSearch, /"refund the duplicate charge for order 1182" → activeTools: payments_refund_charge, (\w+, ){4}slack_post_message\n/);
+    assert.match(toolSearch, /"what time is it in Tokyo" → activeTools: maps_get_timezone, (\w+, ){4}slack_post_message\n/);
   } finally {
     p.cleanup();
   }

@@ -60,8 +60,9 @@ test('the executor sees a fresh request with only the authorized catalog', async
   });
   await g.match({ intent: ' find things ', context: { tenant: 't1', n: 2, ok: true, none: null }, limit: 50, requestProviderScope: ['beta'] });
   await g.forProvider('acme').match({ intent: 'again' });
-  assert.deepEqual(Object.keys(seen[0]), ['intent', 'context', 'limit', 'deadline', 'candidates']);
+  assert.deepEqual(Object.keys(seen[0]), ['intent', 'context', 'limit', 'mode', 'deadline', 'candidates']);
   assert.equal(seen[0].intent, ' find things ');
+  assert.equal(seen[0].mode, 'accept', 'the default mode is accept');
   assert.deepEqual(seen[0].context, { tenant: 't1', n: 2, ok: true, none: null });
   assert.equal(seen[0].limit, 20, 'limits above the maximum are clamped');
   assert.ok(seen[0].deadline > Date.now());

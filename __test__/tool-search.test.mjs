@@ -142,6 +142,15 @@ test('the tool-search evaluation: at least 60 requests, each naming one of the 1
   assert.equal(rows.length, intents.length);
   assert.ok(rows.every((r) => r.got.length <= 5 && r.got.every((name) => names.has(name))));
   assert.equal(summary.counts.top3, rows.filter((r) => r.rank >= 0 && r.rank < 3).length);
+  // Rank mode, as tool search asks: the best five every time a request shares anything with the
+  // tools, so fewer requests are left without tools and no right tool is lost.
+  const ranked = await evaluateToolSearch(lexicalExecutor(), { mode: 'rank' });
+  assert.ok(ranked.summary.noMatch < summary.noMatch, `${ranked.summary.noMatch} no_match answers in rank mode`);
+  assert.ok(ranked.summary.counts.top5 > summary.counts.top5);
+  ranked.rows.forEach((r, i) => {
+    if (r.status === 'no_match') assert.equal(rows[i].status, 'no_match', r.intent);
+    else assert.ok(r.got.length >= rows[i].got.length, r.intent);
+  });
 
   const { spawnSync } = await import('node:child_process');
   const script = new URL('../bench/eval-tool-search.mjs', import.meta.url).pathname;

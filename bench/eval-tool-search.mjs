@@ -6,6 +6,7 @@
 //   node bench/eval-tool-search.mjs                      the lexical executor; misses listed
 //   node bench/eval-tool-search.mjs --executor=semantic  the semantic executor, where this build has it
 //   node bench/eval-tool-search.mjs --min-score=0.1      pass { minScore } to the executor
+//   node bench/eval-tool-search.mjs --mode=rank          ask match in rank mode (default accept)
 //   node bench/eval-tool-search.mjs --json               JSON summary on stdout
 //
 // Measures, over the requests (each should match exactly one tool), with `limit: 5` (the tools a
@@ -51,7 +52,7 @@ export async function loadIntents() {
 const pct = (num, den) => (den === 0 ? null : Math.round((num / den) * 1000) / 10);
 
 /** Every request's answer and the summary, for `executor` (an executor object). */
-export async function evaluateToolSearch(executor) {
+export async function evaluateToolSearch(executor, { mode } = {}) {
   const tools = await listTools();
   const intents = await loadIntents();
   const { definition, toolNames } = api.providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools });
@@ -59,7 +60,7 @@ export async function evaluateToolSearch(executor) {
   const rows = [];
   try {
     for (const { intent, tool } of intents) {
-      const answer = await graph.match({ intent, limit: LIMIT });
+      const answer = await graph.match({ intent, limit: LIMIT, ...(mode === undefined ? {} : { mode }) });
       const got = answer.matches.map((m) => toolNames.get(m.id.capabilityId));
       rows.push({ intent, tool, status: answer.status, got, rank: got.indexOf(tool), confidence: answer.matches[0]?.confidence ?? null });
     }
@@ -83,6 +84,7 @@ async function main(argv) {
   const flag = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const name = flag('executor') ?? 'lexical';
   const minScore = flag('min-score');
+  const mode = flag('mode');
   if (!EXECUTORS.includes(name)) {
     console.error(`unknown executor "${name}" (one of: ${EXECUTORS.join(', ')})`);
     return 1;
@@ -94,7 +96,7 @@ async function main(argv) {
   }
   let evaluated;
   try {
-    evaluated = await evaluateToolSearch(executor);
+    evaluated = await evaluateToolSearch(executor, { mode });
   } catch (error) {
     // The semantic executor's first-party encoder lives in an optional model package.
     const pkg = error?.code === 'CG_MODEL_UNAVAILABLE' ? error.details?.package : undefined;
@@ -104,10 +106,10 @@ async function main(argv) {
   }
   const { rows, summary } = evaluated;
   if (argv.includes('--json')) {
-    console.log(JSON.stringify({ executor: name, minScore: minScore === undefined ? null : Number(minScore), ...summary }, null, 2));
+    console.log(JSON.stringify({ executor: name, minScore: minScore === undefined ? null : Number(minScore), mode: mode ?? 'accept', ...summary }, null, 2));
     return 0;
   }
-  console.log(`tool search, ${name} executor${minScore === undefined ? '' : ` (minScore ${minScore})`}: ${summary.tools} tools, ${summary.intents} requests`);
+  console.log(`tool search, ${name} executor${minScore === undefined ? '' : ` (minScore ${minScore})`}, ${mode ?? 'accept'} mode: ${summary.tools} tools, ${summary.intents} requests`);
   console.log(`  top-1 ${summary.top1}%  top-3 ${summary.top3}%  top-5 ${summary.top5}%  no_match ${summary.noMatch}`);
   const misses = rows.filter((r) => r.rank < 0 || r.rank >= 3);
   if (misses.length > 0) console.log('\nnot in the top 3:');

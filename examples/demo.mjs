@@ -4,6 +4,7 @@
 // weights are built. Every step pins the revision the first step returned.
 import { fileURLToPath } from 'node:url';
 import { CapabilityGraph, GraphError, lexicalExecutor, providerFromTools, semanticExecutor } from '@devcodex/capability-graph';
+import { activeToolsFromMatch } from '@devcodex/capability-graph/ai-sdk';
 import { TOOLS } from './tool-search/tools.mjs';
 
 const rootDir = fileURLToPath(new URL('./seed-provider', import.meta.url));
@@ -11,6 +12,8 @@ const graph = await CapabilityGraph.open({
   providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir, definitionLayout: 'directory' } }],
   executor: lexicalExecutor(),
 });
+/** A tool every model turn sees, whatever the request. */
+const PINNED = 'slack_post_message';
 const step = (n, title) => console.log(`\n${n}. ${title}`);
 const show = (line) => console.log(`   ${line}`);
 
@@ -68,10 +71,13 @@ try {
 
   step(10, 'Tool search: which 5 of a host\'s 150 tools should the model see?');
   const { definition, toolNames } = providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: TOOLS });
-  const tools = await CapabilityGraph.open({ providers: [{ definition }], executor: lexicalExecutor({ minScore: 0.1 }) });
-  const intent = 'refund the duplicate charge for order 1182';
-  const { matches } = await tools.match({ intent, limit: 5 });
-  show(`"${intent}" → activeTools: ${matches.map((m) => toolNames.get(m.id.capabilityId)).join(', ')}`);
+  const tools = await CapabilityGraph.open({ providers: [{ definition }], executor: lexicalExecutor() });
+  // Rank mode: the best five every time, even for plain words that fit no tool exactly; the
+  // team chat's post tool is pinned, so the model always has it.
+  for (const intent of ['refund the duplicate charge for order 1182', 'what time is it in Tokyo']) {
+    const answer = await tools.match({ intent, limit: 5, mode: 'rank' });
+    show(`"${intent}" → activeTools: ${activeToolsFromMatch(answer, toolNames, undefined, { always: [PINNED] }).join(', ')}`);
+  }
   await tools.close();
 } finally {
   await graph.close();

@@ -37,6 +37,12 @@ export async function aiSdk(graph: CapabilityGraph, answer: MatchResult): Promis
   // Tool search over the host's own AI SDK tools: the tool set as it is typed, no cast.
   const { toolNames: searched } = providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: hostTools });
   await generateText({ model, tools: hostTools, activeTools: activeToolsFromMatch(answer, searched, hostTools), prompt: 'weather?' });
+  // Pinned tools: always shown, after the answer's own.
+  await generateText({ model, tools: hostTools, activeTools: activeToolsFromMatch(answer, searched, hostTools, { always: ['get_time'] }), prompt: 'weather?' });
+  const pinnedNames: Array<'get_weather' | 'get_time'> = activeToolsFromMatch(answer, toolNames, undefined, { always: ['get_time'] });
+  void pinnedNames;
+  // @ts-expect-error -- a pinned tool is one of the tool set
+  activeToolsFromMatch(answer, searched, hostTools, { always: ['get_date'] });
   const anySet: ToolSet = hostTools;
   providerFromTools({ providerId: 'host.tools', name: 'Host tools', tools: anySet });
   // @ts-expect-error -- a table names tools, not numbers

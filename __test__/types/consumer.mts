@@ -164,6 +164,20 @@ async function matching(): Promise<void> {
   await CapabilityGraph.open({ providers: [], executor: custom });
   // @ts-expect-error context values are scalars
   await graph.match({ intent: 'x', context: { nested: {} } });
+  const ranked = await graph.match({ intent: 'x', mode: 'rank' });
+  if (ranked.status === 'no_match') void ranked.nearest.map((n) => [n.qualifiedId, n.confidence ?? 0]);
+  // @ts-expect-error -- only a no_match names the nearest candidates
+  if (ranked.status === 'matched') void ranked.nearest.length;
+  // @ts-expect-error -- the modes are 'accept' and 'rank'
+  await graph.match({ intent: 'x', mode: 'best' });
+  const ranking: ModelExecutor = {
+    id: 'ranking',
+    match: (req) =>
+      req.mode === 'rank'
+        ? { status: 'matched', selections: req.candidates.slice(0, req.limit).map((c) => ({ id: c.qualifiedId })) }
+        : { status: 'no_match', selections: [], nearest: [{ id: req.candidates[0].qualifiedId, confidence: 0.2 }] },
+  };
+  void ranking;
 }
 void matching;
 

@@ -23,7 +23,7 @@ const COMMANDS = {
   select: { args: [1, Infinity], flags: {} },
   read: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, role: { value: true, multi: true }, locale: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
   spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
-  match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true } } },
+  match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true }, mode: { value: true } } },
   export: { args: [0, 0], flags: { provider: { value: true }, format: { value: true } } },
   mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {}, http: { value: true }, 'allowed-host': { value: true, multi: true }, watch: {} } },
   doctor: { args: [0, 0], flags: {} },

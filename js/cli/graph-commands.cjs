@@ -71,7 +71,8 @@ const GRAPH_COMMANDS = {
       : g.readDocuments({ selected: a, ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}), ...(f.role ? { roles: f.role } : {}), ...(f.locale ? { locales: f.locale } : {}) }),
   spec: (g, a, f) =>
     paged(f) ? g.readSpecificationPage({ providerId: a[0], ...page(f, []) }) : g.readSpecification({ providerId: a[0], ...pins(f), ...(f.knowledge ? { knowledgeIds: f.knowledge } : {}) }),
-  match: (g, a, f) => g.match({ intent: a[0], ...pins(f), ...(f.context ? { context: contextOf(f.context) } : {}), ...(f.limit !== undefined ? { limit: f.limit } : {}) }),
+  match: (g, a, f) =>
+    g.match({ intent: a[0], ...pins(f), ...(f.context ? { context: contextOf(f.context) } : {}), ...(f.limit !== undefined ? { limit: f.limit } : {}), ...(f.mode !== undefined ? { mode: f.mode } : {}) }),
 };
 
 const quote = (s) => JSON.stringify(s);

@@ -20,7 +20,7 @@ Graph commands
   read ID [--knowledge K]… [--role R]… [--locale L]…   read documents
   read ID --knowledge K [--max-bytes N] [--cursor C]   read one document by pages
   spec PROVIDER [--knowledge K]… [--max-bytes N] [--cursor C]   specification documents
-  match INTENT [--context key=value]… [--limit N]
+  match INTENT [--context key=value]… [--limit N] [--mode accept|rank]
   export [--provider P] --format mermaid|dot|json
   mcp [--prefix P] [--document-bodies] [--watch]   serve MCP on stdio
   mcp --http [HOST:]PORT [--allowed-host H:P]…   serve MCP over Streamable HTTP at /mcp
@@ -128,6 +128,7 @@ const DETAILS = {
     flags: {
       context: ['key=value', 'a fact for the executor (repeatable); a JSON scalar stays one (n=7, x=null)'],
       limit: ['N', 'most capabilities to select (default 5, at most 20)'],
+      mode: ['M', 'accept (default): what fits, or no_match and the nearest; rank: the best N, always'],
     },
     example: 'capability-graph match "validate the request body" --context tenant=acme --limit 3',
     exits: GRAPH_EXITS,

@@ -30,7 +30,10 @@ const HUMAN = {
     r.results === undefined
       ? `${r.text}${r.nextCursor ? `\nmore: --cursor ${r.nextCursor}\n` : ''}`
       : r.results.map((s) => (s.ok ? `--- ${s.value.knowledgeId} (${s.value.source})\n${s.value.text}` : `--- #${s.inputIndex}: ${s.error.code}\n`)).join('\n'),
-  match: (r) => `${r.status}\n` + r.matches.map((m) => `  ${m.qualifiedId}${m.confidence === undefined ? '' : `  ${m.confidence}`}`).join('\n') + (r.matches.length ? '\n' : ''),
+  match: (r) => {
+    const rows = (items) => items.map((m) => `  ${m.qualifiedId}${m.confidence === undefined ? '' : `  ${m.confidence}`}\n`).join('');
+    return `${r.status}\n${rows(r.matches)}${r.nearest?.length ? `nearest:\n${rows(r.nearest)}` : ''}`;
+  },
 };
 HUMAN.spec = HUMAN.read;
 

@@ -46,11 +46,18 @@ const OUTPUT_SCHEMA = {
 
 const fail = (code, nextAction) => new GraphError({ code, phase: 'match', ...(nextAction ? { nextAction } : {}) });
 
+/** What each mode asks of Codex: the candidates that fit, or the best few every time. */
+const ASK = {
+  accept: (limit) => `Mode "accept": choose at most ${limit} candidates whose purpose fits the intent, best first, using their qualifiedId exactly.`,
+  rank: (limit) =>
+    `Mode "rank": choose the ${limit} candidates closest to the intent, best first, using their qualifiedId exactly, even when none fits it exactly; answer "no_match" only when no candidate relates to the intent at all.`,
+};
+
 /** The prompt: the instructions, then the request's data and nothing else. */
 function prompt(request) {
   return [
     'You select capabilities for a user intent. Read only the JSON below; do not run commands or open files.',
-    `Choose at most ${request.limit} candidates whose purpose fits the intent, best first, using their qualifiedId exactly.`,
+    (ASK[request.mode] ?? ASK.accept)(request.limit),
     'Answer status "matched" with selections, "no_match" when no candidate fits, "unknown" when the intent is too unclear, or "refused" when you will not help; the last three with no selections.',
     'Context is a set of facts about the user; it grants nothing.',
     JSON.stringify({ intent: request.intent, context: request.context, candidates: request.candidates }),

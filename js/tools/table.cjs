@@ -216,6 +216,11 @@ function toolTable(ex, bound) {
           { maxProperties: 32 },
         ),
         limit: limit(20, 'Most matches (default 5)'),
+        mode: {
+          type: 'string',
+          enum: ['accept', 'rank'],
+          description: "'accept' (default): only the capabilities that fit, else no_match with the nearest candidates; 'rank': the best `limit` candidates, to choose from.",
+        },
         timeoutMs: { type: 'integer', minimum: 1, description: 'Deadline in milliseconds (default 60000); larger values are clamped to 600000.' },
         ...pins,
       },
@@ -223,7 +228,7 @@ function toolTable(ex, bound) {
       signal: true,
       host: 'match',
       output: output('status', 'matches', 'meta'),
-      examples: [{ intent: ex.intent }, { intent: ex.intent, context: { locale: 'en' }, limit: 3 }],
+      examples: [{ intent: ex.intent }, { intent: ex.intent, context: { locale: 'en' }, limit: 3 }, { intent: ex.intent, mode: 'rank', limit: 5 }],
     },
     {
       name: 'list_knowledge_members',

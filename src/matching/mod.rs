@@ -4,6 +4,7 @@
 
 pub mod derived;
 pub mod lexical;
+pub mod mode;
 pub mod semantic;
 
 use crate::config::{Budgets, ConfigError};
@@ -21,6 +22,7 @@ use crate::query::views::CapabilityId;
 use crate::query::Call;
 use crate::scope::{Meta, View};
 use derived::{Derived, DerivedTable};
+use mode::{Mode, Wanted, MAX_NEAREST};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -98,10 +100,11 @@ pub fn semantic_options(options: &Value) -> Result<(f64, semantic::Signals)> {
     Ok((min_score, signals))
 }
 
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "intent",
     "context",
     "limit",
+    "mode",
     "timeoutMs",
     "signal",
     "requestProviderScope",
@@ -153,6 +156,7 @@ struct Request {
     intent: String,
     context: Map<String, Value>,
     limit: u64,
+    mode: Mode,
     timeout_ms: u64,
 }
 
@@ -173,6 +177,13 @@ fn request(args: &Args, budgets: &Budgets) -> Result<Request> {
         None => b.default_limit,
         Some(v) => clamped_integer(v, "limit", 1, b.max_limit)?,
     };
+    let mode = match args.get("mode")? {
+        None => Mode::Accept,
+        Some(v) => v
+            .as_str()
+            .and_then(Mode::parse)
+            .ok_or_else(|| input_invalid("mode", "'accept' or 'rank'"))?,
+    };
     let timeout_ms = match args.get("timeoutMs")? {
         None => b.timeout_ms,
         Some(v) => clamped_integer(v, "timeoutMs", 1, b.max_timeout_ms)?,
@@ -186,18 +197,20 @@ fn request(args: &Args, budgets: &Budgets) -> Result<Request> {
         intent: intent.to_owned(),
         context,
         limit,
+        mode,
         timeout_ms,
     })
 }
 
 /// A `match` waiting for a host executor: what it pinned and what the answer is checked against.
 pub struct Session {
-    /// `{ intent, context, limit, deadline, candidates }` as JSON.
+    /// `{ intent, context, limit, mode, deadline, candidates }` as JSON.
     request: String,
     timeout_ms: u64,
     view: View,
     candidates: HashMap<String, Node>,
     limit: u64,
+    mode: Mode,
     max_output_bytes: u64,
     budgets: crate::config::budgets::Resolve,
     executor_id: String,
@@ -273,6 +286,7 @@ pub fn start(
         view,
         candidates: HashMap::new(),
         limit: req.limit,
+        mode: req.mode,
         max_output_bytes: call.budgets.matching.max_output_bytes,
         budgets: call.budgets.resolve.clone(),
         executor_id,
@@ -281,7 +295,7 @@ pub fn start(
         derived: Vec::new(),
     };
     if count == 0 {
-        return Ok(Started::Done(session.answer("empty", &[])?));
+        return Ok(Started::Done(session.answer("empty", &[], &[])?));
     }
     if !matches!(executor, Executor::Host { .. }) {
         session.derived = session
@@ -352,16 +366,20 @@ pub fn start(
             }
             catalog.push(']');
             session.request = format!(
-                r#"{{"intent":{},"context":{},"limit":{},"deadline":{},"candidates":{catalog}}}"#,
+                r#"{{"intent":{},"context":{},"limit":{},"mode":"{}","deadline":{},"candidates":{catalog}}}"#,
                 Value::from(req.intent.as_str()),
                 Value::Object(req.context),
                 req.limit,
+                req.mode.as_str(),
                 now_ms() + req.timeout_ms,
             );
             Ok(Started::Ask(Box::new(session)))
         }
     }
 }
+
+/// A built-in executor's pick: the capability, its reason and its confidence.
+type BuiltIn = (Node, String, f64);
 
 struct Selection {
     node: Node,
@@ -385,10 +403,9 @@ fn output_invalid(reason: &str) -> GraphError {
 }
 
 impl Session {
-    /// The answer: matches in executor order and, for matches, the resolution of what they
-    /// require (`partial` when its closure stopped at a budget).
-    fn answer(&self, status: &str, selections: &[Selection]) -> Result<String> {
-        let matches: Vec<MatchView> = selections
+    /// How matches and nearest candidates are shown: `{ id, qualifiedId, reason?, confidence? }`.
+    fn views<'s>(&'s self, selections: &'s [Selection]) -> Vec<MatchView<'s>> {
+        selections
             .iter()
             .map(|sel| {
                 let s = self.view.snapshot(sel.node.0);
@@ -400,7 +417,19 @@ impl Session {
                     confidence: sel.confidence,
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// The answer: matches in executor order and, for matches, the resolution of what they
+    /// require (`partial` when its closure stopped at a budget); a `no_match` lists the
+    /// `nearest` refused candidates (none when nothing had evidence), no other status does.
+    fn answer(
+        &self,
+        status: &str,
+        selections: &[Selection],
+        nearest: &[Selection],
+    ) -> Result<String> {
+        let matches = self.views(selections);
         let mut status = status.to_owned();
         let resolution = if selections.is_empty() {
             None
@@ -431,9 +460,13 @@ impl Session {
         );
         let mut out = format!(
             r#"{{"status":{},"matches":{}"#,
-            Value::from(status),
+            Value::from(status.as_str()),
             to_json(&matches)
         );
+        if status == "no_match" {
+            out.push_str(r#","nearest":"#);
+            out.push_str(&to_json(&self.views(nearest)));
+        }
         if let Some(r) = resolution {
             out.push_str(r#","resolution":"#);
             out.push_str(&r);
@@ -442,26 +475,24 @@ impl Session {
         Ok(out)
     }
 
-    /// Size and count come first, so an answer of any length costs no more than its bound:
-    /// its text is measured before it is parsed (the walk that printed it stopped at the same
-    /// bound), and the selections are counted before any of them is looked at.
     /// The lexical executor's answer: its ranking of the scope (on each snapshot's index, which
     /// this waits for while it is built; an abandoned call leaves the build to finish for the
     /// next).
     fn ranked(&self, ask: &LexicalAsk) -> Result<String> {
         let (snapshots, indexes) = self.indexed();
-        let ranked = lexical::rank(
+        let ranking = lexical::rank(
             &snapshots,
             &indexes,
             &ask.intent,
-            self.limit as usize,
-            ask.min_score,
+            self.wanted(ask.min_score),
         );
-        self.answer_ranked(
+        let built_in = |ranked: Vec<lexical::Ranked>| {
             ranked
                 .into_iter()
-                .map(|r| ((r.provider, r.node), r.reason, r.confidence)),
-        )
+                .map(|r| ((r.provider, r.node), r.reason, r.confidence))
+                .collect()
+        };
+        self.answer_ranked(built_in(ranking.selected), built_in(ranking.nearest))
     }
 
     /// The snapshots served and their lexical indexes (built here when not built yet).
@@ -481,22 +512,35 @@ impl Session {
         (snapshots, indexes)
     }
 
-    /// A built-in executor's ranking as an answer: `no_match` when nothing ranked, confidences
-    /// rounded to three decimals.
-    fn answer_ranked(&self, ranked: impl Iterator<Item = (Node, String, f64)>) -> Result<String> {
-        let selections: Vec<Selection> = ranked
-            .map(|(node, reason, confidence)| Selection {
-                node,
-                reason: Some(reason),
-                confidence: Some((confidence * 1000.0).round() / 1000.0),
-            })
-            .collect();
-        let status = if selections.is_empty() {
+    /// What a built-in executor keeps, with its `min_score`.
+    fn wanted(&self, min_score: f64) -> Wanted {
+        Wanted {
+            limit: self.limit as usize,
+            min_score,
+            mode: self.mode,
+        }
+    }
+
+    /// A built-in executor's ranking (its selections and the nearest refused) as an answer:
+    /// `no_match` when nothing ranked, confidences rounded to three decimals.
+    fn answer_ranked(&self, ranked: Vec<BuiltIn>, nearest: Vec<BuiltIn>) -> Result<String> {
+        let selections = |found: Vec<BuiltIn>| -> Vec<Selection> {
+            found
+                .into_iter()
+                .map(|(node, reason, confidence)| Selection {
+                    node,
+                    reason: Some(reason),
+                    confidence: Some((confidence * 1000.0).round() / 1000.0),
+                })
+                .collect()
+        };
+        let (selected, nearest) = (selections(ranked), selections(nearest));
+        let status = if selected.is_empty() {
             "no_match"
         } else {
             "matched"
         };
-        self.answer(status, &selections)
+        self.answer(status, &selected, &nearest)
     }
 
     /// The semantic executor's answer for the intent's vector `query`, once the vectors of
@@ -510,25 +554,30 @@ impl Session {
             .collect::<Option<_>>()
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         let (snapshots, indexes) = self.indexed();
-        let ranked = semantic::rank(
+        let ranking = semantic::rank(
             &snapshots,
             &indexes,
             &vectors,
             &ask.intent,
             query,
-            self.limit as usize,
-            ask.engine.min_score,
+            self.wanted(ask.engine.min_score),
             ask.engine.signals,
         )
         .ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
-        self.answer_ranked(
-            ranked
+        let built_in = |scored: Vec<semantic::Scored>| {
+            scored
                 .into_iter()
-                .map(|r| ((r.provider, r.node), r.reason, r.confidence)),
-        )
+                .map(|r| ((r.provider, r.node), r.reason, r.confidence))
+                .collect()
+        };
+        self.answer_ranked(built_in(ranking.selected), built_in(ranking.nearest))
     }
 
-    fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>)> {
+    /// Size and count come first, so an answer of any length costs no more than its bound:
+    /// its text is measured before it is parsed (the walk that printed it stopped at the same
+    /// bound), and the selections and nearest are counted before any of them is looked at.
+    /// Returns the status, the selections and the nearest candidates (only with `no_match`).
+    fn validated(&self, output: &str) -> Result<(&'static str, Vec<Selection>, Vec<Selection>)> {
         let too_large =
             |limit: u64| GraphError::new(Code::ModelOutputTooLarge).detail("limit", limit);
         if output.len() as u64 > self.max_output_bytes || output == crate::json::TOO_MANY_CHARS {
@@ -544,7 +593,15 @@ impl Session {
                 return Err(too_large(self.limit));
             }
         }
-        if map.keys().any(|k| k != "status" && k != "selections") {
+        if let Some(Value::Array(items)) = map.get("nearest") {
+            if items.len() > MAX_NEAREST {
+                return Err(too_large(MAX_NEAREST as u64));
+            }
+        }
+        if map
+            .keys()
+            .any(|k| !matches!(k.as_str(), "status" | "selections" | "nearest"))
+        {
             return Err(output_invalid("unknown_key"));
         }
         let status = match map.get("status").and_then(Value::as_str) {
@@ -561,60 +618,81 @@ impl Session {
         if (status == "matched") == items.is_empty() {
             return Err(output_invalid("selections_for_status"));
         }
-        let mut selections = Vec::with_capacity(items.len());
-        let mut ids: HashSet<&str> = HashSet::with_capacity(items.len());
-        for item in items {
-            let m = item
-                .as_object()
-                .filter(|_| !is_non_json_marker(item))
-                .ok_or_else(|| output_invalid("selection_object_required"))?;
-            if m.keys()
-                .any(|k| !matches!(k.as_str(), "id" | "reason" | "confidence"))
-            {
-                return Err(output_invalid("unknown_key"));
-            }
-            let id = m
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|id| parse_qualified(id).is_some())
-                .ok_or_else(|| output_invalid("qualified_id_required"))?;
-            if !ids.insert(id) {
-                return Err(output_invalid("duplicate_selection"));
-            }
-            let reason = match m.get("reason") {
-                None => None,
-                Some(Value::String(r)) if r.len() <= REASON_MAX_BYTES => Some(r.clone()),
-                Some(_) => return Err(output_invalid("reason")),
-            };
-            let confidence = match m.get("confidence") {
-                None => None,
-                Some(c) => Some(
-                    c.as_f64()
-                        .filter(|x| (0.0..=1.0).contains(x))
-                        .ok_or_else(|| output_invalid("confidence"))?,
-                ),
-            };
-            selections.push((id, reason, confidence));
-        }
-        let resolved = selections
-            .into_iter()
-            .map(|(id, reason, confidence)| {
-                let node = *self
-                    .candidates
-                    .get(id)
-                    .ok_or_else(|| GraphError::new(Code::ModelInvalidSelection))?;
-                Ok(Selection {
-                    node,
-                    reason,
-                    confidence,
+        let near = match map.get("nearest") {
+            None => &[][..],
+            Some(_) if status != "no_match" => return Err(output_invalid("nearest_for_status")),
+            Some(n) => n
+                .as_array()
+                .ok_or_else(|| output_invalid("nearest_required"))?,
+        };
+        let selections = picks(items, "duplicate_selection")?;
+        let nearest = picks(near, "duplicate_nearest")?;
+        let resolve = |picked: Vec<Pick>| {
+            picked
+                .into_iter()
+                .map(|(id, reason, confidence)| {
+                    let node = *self
+                        .candidates
+                        .get(id)
+                        .ok_or_else(|| GraphError::new(Code::ModelInvalidSelection))?;
+                    Ok(Selection {
+                        node,
+                        reason,
+                        confidence,
+                    })
                 })
-            })
-            .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>>>()
+        };
+        let (selections, nearest) = (resolve(selections)?, resolve(nearest)?);
         if status == "refused" {
             return Err(GraphError::new(Code::ModelRefused));
         }
-        Ok((status, resolved))
+        Ok((status, selections, nearest))
     }
+}
+
+/// An executor's selection or nearest candidate, well formed: its qualified ID, reason and
+/// confidence.
+type Pick<'a> = (&'a str, Option<String>, Option<f64>);
+
+/// `items` (selections or nearest candidates) as picks, each ID once (`duplicate` otherwise).
+fn picks<'a>(items: &'a [Value], duplicate: &str) -> Result<Vec<Pick<'a>>> {
+    let mut picked = Vec::with_capacity(items.len());
+    let mut ids: HashSet<&str> = HashSet::with_capacity(items.len());
+    for item in items {
+        let m = item
+            .as_object()
+            .filter(|_| !is_non_json_marker(item))
+            .ok_or_else(|| output_invalid("selection_object_required"))?;
+        if m.keys()
+            .any(|k| !matches!(k.as_str(), "id" | "reason" | "confidence"))
+        {
+            return Err(output_invalid("unknown_key"));
+        }
+        let id = m
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| parse_qualified(id).is_some())
+            .ok_or_else(|| output_invalid("qualified_id_required"))?;
+        if !ids.insert(id) {
+            return Err(output_invalid(duplicate));
+        }
+        let reason = match m.get("reason") {
+            None => None,
+            Some(Value::String(r)) if r.len() <= REASON_MAX_BYTES => Some(r.clone()),
+            Some(_) => return Err(output_invalid("reason")),
+        };
+        let confidence = match m.get("confidence") {
+            None => None,
+            Some(c) => Some(
+                c.as_f64()
+                    .filter(|x| (0.0..=1.0).contains(x))
+                    .ok_or_else(|| output_invalid("confidence"))?,
+            ),
+        };
+        picked.push((id, reason, confidence));
+    }
+    Ok(picked)
 }
 
 impl HostCall for Session {
@@ -679,7 +757,7 @@ impl HostCall for Session {
     /// Checks what the executor returned (SPEC §8.4, rules in order) and answers.
     fn finish(&self, output: &str) -> Result<String> {
         self.validated(output)
-            .and_then(|(status, selections)| self.answer(status, &selections))
+            .and_then(|(status, selections, nearest)| self.answer(status, &selections, &nearest))
             .map_err(|e| e.in_verb(Phase::Match))
     }
 

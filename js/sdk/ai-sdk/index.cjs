@@ -28,15 +28,18 @@ function aiSdkTools(adapter) {
 }
 
 /**
- * The tool names a `match` answer stands for, in its order, each once: `toolNames` maps a
- * capability (qualified ID, or its local capability ID) to the name of the tool it describes, as
- * a plain object, a Map (providerFromTools's `toolNames`) or a function. A match without a tool
- * name is left out, and so, when `tools` (the tool set) is given, is a name it does not hold.
+ * The tool names a `match` answer stands for, in its order, each once, then the tools of
+ * `options.always` not named yet (the pinned tools a model always sees; alone for an answer
+ * without matches). `toolNames` maps a capability (qualified ID, or its local capability ID) to
+ * the name of the tool it describes, as a plain object, a Map (providerFromTools's `toolNames`)
+ * or a function. A match without a tool name is left out, and so, when `tools` (the tool set)
+ * is given, is a name it does not hold.
  */
-function activeToolsFromMatch(answer, toolNames, tools) {
+function activeToolsFromMatch(answer, toolNames, tools, options) {
   if (answer === null || typeof answer !== 'object' || !Array.isArray(answer.matches)) throw inputInvalid('answer');
   const lookup = nameLookup(toolNames);
   if (tools !== undefined && (tools === null || typeof tools !== 'object' || Array.isArray(tools))) throw inputInvalid('tools');
+  const always = pinned(options, toolNames, tools);
   const names = [];
   for (const m of answer.matches) {
     if (m === null || typeof m !== 'object' || typeof m.qualifiedId !== 'string') throw inputInvalid('answer');
@@ -44,7 +47,38 @@ function activeToolsFromMatch(answer, toolNames, tools) {
     if (name === undefined || names.includes(name)) continue;
     if (tools === undefined || Object.hasOwn(tools, name)) names.push(name);
   }
-  return names;
+  return [...names, ...always.filter((name) => !names.includes(name))];
+}
+
+/**
+ * `options.always`: distinct tool names, each one `toolNames` maps a capability to (a table's
+ * values; a function's names cannot be listed) and, when `tools` is given, one it holds.
+ */
+function pinned(options, toolNames, tools) {
+  if (options === undefined) return [];
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw inputInvalid('options');
+  // Read once, as plain values: a getter or a Proxy that throws is a bad option, never a raw error.
+  let keys;
+  let always;
+  try {
+    keys = Object.keys(options);
+    always = options.always;
+    if (Array.isArray(always)) always = [...always];
+  } catch {
+    throw inputInvalid('options');
+  }
+  for (const key of keys) if (key !== 'always') throw inputInvalid(key);
+  if (always === undefined) return [];
+  if (!Array.isArray(always)) throw inputInvalid('always', { expected: 'array of tool names' });
+  const known = typeof toolNames === 'function' ? undefined : new Set(toolNames instanceof Map ? toolNames.values() : Object.values(toolNames));
+  const seen = new Set();
+  for (const name of always) {
+    if (typeof name !== 'string' || name === '') throw inputInvalid('always', { expected: 'array of tool names' });
+    if (seen.has(name)) throw inputInvalid('always', { reason: 'duplicate' });
+    if ((known !== undefined && !known.has(name)) || (tools !== undefined && !Object.hasOwn(tools, name))) throw inputInvalid('always', { reason: 'unknown_tool' });
+    seen.add(name);
+  }
+  return always;
 }
 
 function nameLookup(toolNames) {

@@ -22,11 +22,25 @@ export type ToolNamesByCapability<NAME extends string = string> =
  *  `createToolAdapter` is `CG_INPUT_INVALID` (`field: 'adapter'`). */
 export declare function aiSdkTools(adapter: ToolAdapter): AiSdkToolSet;
 
+/** Tools a model always sees, whatever the match answered. */
+export interface ActiveToolsOptions<NAME extends string = string> {
+  /** Tool names, each once, after the answer's own (deduplicated); alone for an answer without
+   *  matches. Each must be a name of `toolNames` (a table's values; a function's cannot be
+   *  listed) and of `tools` when given; anything else is `CG_INPUT_INVALID` (`field: 'always'`). */
+  always?: readonly NAME[] | undefined;
+}
+
 /** The tool names a `match` answer stands for, in its order and each once, for
- *  `generateText({ activeTools })`; a matched capability without a tool name is left out.
- *  A value that is no match answer is `CG_INPUT_INVALID` (`field: 'answer'`), a bad table or
- *  name `field: 'toolNames'`. */
-export declare function activeToolsFromMatch<NAME extends string>(answer: MatchResult, toolNames: ToolNamesByCapability<NAME>): NAME[];
+ *  `generateText({ activeTools })`, then `options.always`; a matched capability without a tool
+ *  name is left out. Ask `match` with `mode: 'rank'` for tool search: it answers the best few
+ *  every time. A value that is no match answer is `CG_INPUT_INVALID` (`field: 'answer'`), a bad
+ *  table or name `field: 'toolNames'`. */
+export declare function activeToolsFromMatch<NAME extends string>(answer: MatchResult, toolNames: ToolNamesByCapability<NAME>, tools?: undefined, options?: ActiveToolsOptions<NAME>): NAME[];
 /** As above, keeping only the names of `tools` (the tool set given to the SDK), so the result
  *  types as its `activeTools` (a tool set that is not an object is `field: 'tools'`). */
-export declare function activeToolsFromMatch<TOOLS extends object>(answer: MatchResult, toolNames: ToolNamesByCapability, tools: TOOLS): Array<keyof TOOLS & string>;
+export declare function activeToolsFromMatch<TOOLS extends object>(
+  answer: MatchResult,
+  toolNames: ToolNamesByCapability,
+  tools: TOOLS,
+  options?: ActiveToolsOptions<keyof TOOLS & string>,
+): Array<keyof TOOLS & string>;

@@ -12,6 +12,7 @@ pub use index::gate as index_gate;
 pub use index::LexicalIndex;
 pub use tokenize::Tokenizer;
 
+use super::mode::{keep_first, Mode, Wanted, MAX_NEAREST};
 use crate::snapshot::ProviderSnapshot;
 use index::Postings;
 use std::cmp::Ordering;
@@ -84,21 +85,31 @@ struct Evidence {
     by_name: bool,
 }
 
+/// What a ranking found: the candidates kept, best first, ties by provider and capability ID,
+/// and, when accept mode kept none, the refused candidates closest to fitting ([`MAX_NEAREST`]
+/// at most, highest confidence first).
+#[derive(Debug, Default)]
+pub struct Ranking {
+    pub selected: Vec<Ranked>,
+    pub nearest: Vec<Ranked>,
+}
+
 /// Ranks the capabilities of `snapshots` (the providers of the scope, in ID order, each with its
-/// index in `indexes`) for `intent`; returns at most `limit` candidates whose confidence is at
-/// least `min_score`, best first, ties by provider and capability ID.
+/// index in `indexes`) for `intent`. Accept mode keeps at most `limit` candidates whose
+/// confidence is at least `min_score` and whose score is near the best; rank mode keeps the
+/// best `limit` that share anything with the request. A request without an indexable word has
+/// no evidence for any candidate: nothing is kept in either mode.
 pub fn rank(
     snapshots: &[&ProviderSnapshot],
     indexes: &[&LexicalIndex],
     intent: &str,
-    limit: usize,
-    min_score: f64,
-) -> Vec<Ranked> {
-    let (mut ranked, terms) = rank_unexplained(snapshots, indexes, intent, limit, min_score);
-    for r in &mut ranked {
+    wanted: Wanted,
+) -> Ranking {
+    let (mut ranking, terms) = rank_unexplained(snapshots, indexes, intent, wanted);
+    for r in ranking.selected.iter_mut().chain(&mut ranking.nearest) {
         r.reason = explain(snapshots, r, &terms);
     }
-    ranked
+    ranking
 }
 
 /// The request's terms, to explain a ranking afterwards ([`explain`]).
@@ -116,15 +127,34 @@ pub fn explain(snapshots: &[&ProviderSnapshot], r: &Ranked, terms: &Terms) -> St
     )
 }
 
+/// Best score first; ties by provider ID, then capability ID: `snapshots` are in provider ID
+/// order and a snapshot holds its capabilities sorted by ID, so positions order them alike.
+fn by_score(a: &Ranked, b: &Ranked) -> Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| (a.provider, a.node).cmp(&(b.provider, b.node)))
+}
+
+/// Closest to fitting first: acceptance compares confidence with `minScore`.
+fn by_confidence(a: &Ranked, b: &Ranked) -> Ordering {
+    b.confidence
+        .total_cmp(&a.confidence)
+        .then_with(|| by_score(a, b))
+}
+
 /// [`rank`] without reasons (each costs a pass over the candidate's fields): for a caller that
 /// explains only the candidates it keeps.
 pub fn rank_unexplained(
     snapshots: &[&ProviderSnapshot],
     indexes: &[&LexicalIndex],
     intent: &str,
-    limit: usize,
-    min_score: f64,
-) -> (Vec<Ranked>, Terms) {
+    wanted: Wanted,
+) -> (Ranking, Terms) {
+    let Wanted {
+        limit,
+        min_score,
+        mode,
+    } = wanted;
     let tokenizer = Tokenizer::new();
     let mut sequence: Vec<String> = Vec::new();
     let mut words: BTreeMap<String, String> = BTreeMap::new();
@@ -160,7 +190,7 @@ pub fn rank_unexplained(
         .map(|p| terms.iter().filter(|t| t.unit).map(|t| t.weights[p]).sum())
         .collect();
     if !intent_weights.iter().any(|&w| w > 0.0) {
-        return (Vec::new(), Terms(terms));
+        return (Ranking::default(), Terms(terms));
     }
     let by_id = named_by_id(snapshots, intent);
     let by_name = named_by_name(indexes, &sequence);
@@ -168,18 +198,23 @@ pub fn rank_unexplained(
         .iter()
         .map(|&w| needed_weight(w, &terms))
         .collect();
-    // Candidates are judged as their evidence is complete; only what is accepted and close to
-    // the best so far is kept (the best only rises, so nothing dropped could come back).
+    // Candidates are judged as their evidence is complete. In accept mode only what is accepted
+    // and close to the best so far is kept (the best only rises, so nothing dropped could come
+    // back), and the refused closest to fitting beside it; in rank mode everything with
+    // evidence, cut back to the best `limit` as the list grows.
     let mut ranked: Vec<Ranked> = Vec::new();
+    let mut refused: Vec<Ranked> = Vec::new();
     let mut top = 0.0f64;
+    let roomy = |n: usize| n.saturating_mul(2).max(PRUNE_AT);
     // Judges a candidate; true when the request names it.
     let mut judge = |(provider, node): (usize, u32), mut e: Evidence| -> bool {
         e.by_id = by_id.binary_search(&(provider, node)).is_ok();
         e.by_name = by_name.binary_search(&(provider, node)).is_ok();
-        let confidence = confidence(&e, needed[provider]);
-        if !(confidence >= min_score && confidence > 0.0) {
-            return e.by_id || e.by_name;
+        let named = e.by_id || e.by_name;
+        if !(named || e.score > 0.0 || e.covered > 0.0) {
+            return false;
         }
+        let confidence = confidence(&e, needed[provider]);
         // Naming a capability outranks any amount of shared vocabulary.
         let bonus = scales[provider]
             * if e.by_id {
@@ -189,20 +224,37 @@ pub fn rank_unexplained(
             } else {
                 0.0
             };
-        let score = e.score + bonus;
-        top = top.max(score);
-        if score >= top * RELATIVE_CUTOFF {
-            ranked.push(Ranked {
-                provider,
-                node,
-                score,
-                confidence,
-                reason: String::new(),
-                by_id: e.by_id,
-                by_name: e.by_name,
-            });
+        let candidate = Ranked {
+            provider,
+            node,
+            score: e.score + bonus,
+            confidence,
+            reason: String::new(),
+            by_id: e.by_id,
+            by_name: e.by_name,
+        };
+        let accepted = confidence >= min_score && confidence > 0.0;
+        match mode {
+            Mode::Rank => {
+                ranked.push(candidate);
+                if ranked.len() >= roomy(limit) {
+                    keep_first(&mut ranked, limit, by_score);
+                }
+            }
+            Mode::Accept if accepted => {
+                top = top.max(candidate.score);
+                if candidate.score >= top * RELATIVE_CUTOFF {
+                    ranked.push(candidate);
+                }
+            }
+            Mode::Accept => {
+                refused.push(candidate);
+                if refused.len() >= roomy(MAX_NEAREST) {
+                    keep_first(&mut refused, MAX_NEAREST, by_confidence);
+                }
+            }
         }
-        e.by_id || e.by_name
+        named
     };
     let mut named_with_words: Vec<(usize, u32)> = Vec::new();
     term_evidence(indexes, &terms, &mut |key, e| {
@@ -218,24 +270,26 @@ pub fn rank_unexplained(
     for key in unworded {
         judge(key, Evidence::default());
     }
-    ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
-    // Ties break by provider ID, then capability ID: `snapshots` are in provider ID order and a
-    // snapshot holds its capabilities sorted by ID, so positions order them alike.
-    let order = |a: &Ranked, b: &Ranked| -> Ordering {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| (a.provider, a.node).cmp(&(b.provider, b.node)))
-    };
-    // A large catalog can leave many candidates near the best: sort only the first `limit`.
-    if limit == 0 {
-        ranked.clear();
-    } else if ranked.len() > limit {
-        ranked.select_nth_unstable_by(limit - 1, order);
-        ranked.truncate(limit);
+    if mode == Mode::Accept {
+        ranked.retain(|r| r.score >= top * RELATIVE_CUTOFF);
     }
-    ranked.sort_by(order);
-    (ranked, Terms(terms))
+    // A large catalog can leave many candidates near the best: sort only the first `limit`.
+    keep_first(&mut ranked, limit, by_score);
+    if ranked.is_empty() {
+        keep_first(&mut refused, MAX_NEAREST, by_confidence);
+    } else {
+        refused.clear();
+    }
+    let ranking = Ranking {
+        selected: ranked,
+        nearest: refused,
+    };
+    (ranking, Terms(terms))
 }
+
+/// A candidate list is cut back to what it keeps once it holds this many (or twice what it
+/// keeps): memory stays bounded whatever the catalog's size.
+const PRUNE_AT: usize = 4096;
 
 /// What each provider's scores are multiplied by so that scores compare across providers: a
 /// capability is scored with its own provider's word frequencies, as it would be alone, and
@@ -564,6 +618,14 @@ mod tests {
         provider("crowd", capabilities)
     }
 
+    fn accept(limit: usize) -> Wanted {
+        Wanted {
+            limit,
+            min_score: DEFAULT_MIN_SCORE,
+            mode: Mode::Accept,
+        }
+    }
+
     /// Each snapshot's index, as matching builds it.
     fn indexes(snapshots: &[&ProviderSnapshot]) -> Vec<LexicalIndex> {
         snapshots.iter().map(|s| LexicalIndex::build(s)).collect()
@@ -572,7 +634,8 @@ mod tests {
     fn top(snapshots: &[&ProviderSnapshot], intent: &str) -> Vec<String> {
         let built = indexes(snapshots);
         let indexes: Vec<&LexicalIndex> = built.iter().collect();
-        rank(snapshots, &indexes, intent, 3, DEFAULT_MIN_SCORE)
+        rank(snapshots, &indexes, intent, accept(3))
+            .selected
             .iter()
             .map(|r| {
                 format!(
@@ -601,7 +664,8 @@ mod tests {
         let judged = |snapshots: &[&ProviderSnapshot], intent: &str| -> Vec<(String, String)> {
             let built = indexes(snapshots);
             let indexes: Vec<&LexicalIndex> = built.iter().collect();
-            rank(snapshots, &indexes, intent, 10, DEFAULT_MIN_SCORE)
+            rank(snapshots, &indexes, intent, accept(10))
+                .selected
                 .iter()
                 .map(|r| {
                     let s = snapshots[r.provider];
@@ -622,6 +686,76 @@ mod tests {
             // How much of the request a capability covers is judged by its provider's words:
             // a catalog of 2,000 others that never use them neither raises nor lowers it.
             assert_eq!(judged(&[&crowd, &shop], intent), alone, "{intent}");
+        }
+    }
+
+    fn ids(snapshot: &ProviderSnapshot, found: &[Ranked]) -> Vec<String> {
+        found
+            .iter()
+            .map(|r| snapshot.capability(r.node).id().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn rank_mode_keeps_the_best_limit_that_accept_mode_refuses() {
+        let shop = shop();
+        let built = indexes(&[&shop]);
+        let indexes: Vec<&LexicalIndex> = built.iter().collect();
+        // One shared word each: weak evidence, refused in accept mode.
+        let intent = "payment for a chess tournament";
+        let accepted = rank(&[&shop], &indexes, intent, accept(5));
+        assert!(accepted.selected.is_empty());
+        let ranked = rank(
+            &[&shop],
+            &indexes,
+            intent,
+            Wanted {
+                limit: 2,
+                min_score: DEFAULT_MIN_SCORE,
+                mode: Mode::Rank,
+            },
+        );
+        assert_eq!(
+            ranked.selected.len(),
+            2,
+            "the best `limit`, whatever their score"
+        );
+        assert!(ranked.nearest.is_empty(), "rank mode refuses nothing");
+        assert!(ranked.selected[0].score >= ranked.selected[1].score);
+        assert!(ranked.selected.iter().all(|r| !r.reason.is_empty()));
+        // What accept mode refused closest to fitting is what rank mode ranks, by confidence.
+        assert_eq!(accepted.nearest.len(), 3, "at most three of the four");
+        assert!(accepted
+            .nearest
+            .windows(2)
+            .all(|w| w[0].confidence >= w[1].confidence));
+        assert!(accepted
+            .nearest
+            .iter()
+            .all(|r| r.confidence < DEFAULT_MIN_SCORE && r.reason.contains("payment")));
+    }
+
+    #[test]
+    fn an_answer_lists_no_nearest_and_a_request_without_words_has_no_evidence() {
+        let shop = shop();
+        let built = indexes(&[&shop]);
+        let indexes: Vec<&LexicalIndex> = built.iter().collect();
+        let found = rank(&[&shop], &indexes, "send transactional mail", accept(5));
+        assert_eq!(ids(&shop, &found.selected), ["mail.send"]);
+        assert!(found.nearest.is_empty());
+        for mode in [Mode::Accept, Mode::Rank] {
+            let wanted = Wanted {
+                limit: 5,
+                min_score: DEFAULT_MIN_SCORE,
+                mode,
+            };
+            for intent in ["the of and", "zzzz qqqq"] {
+                let none = rank(&[&shop], &indexes, intent, wanted);
+                assert!(
+                    none.selected.is_empty() && none.nearest.is_empty(),
+                    "{intent}"
+                );
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ pub mod file;
 mod score;
 
 pub use build::{Batch, Semantic};
-pub use score::rank;
+pub use score::{rank, Ranking, Scored};
 
 use crate::config::model::MODEL_PACKAGE;
 use crate::snapshot::Capability;

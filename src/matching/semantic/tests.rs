@@ -4,6 +4,7 @@ use super::*;
 use crate::error::Code;
 use crate::matching::derived::Derived;
 use crate::matching::lexical::LexicalIndex;
+use crate::matching::mode::{Mode, Wanted};
 use crate::snapshot::ProviderSnapshot;
 use serde_json::json;
 use std::sync::Arc;
@@ -23,6 +24,14 @@ fn snapshot(extra: &str) -> Arc<ProviderSnapshot> {
     Arc::new(ProviderSnapshot::of_inline(&json!({
         "providerId": "acme", "name": "Acme", "version": "1", "capabilities": caps,
     })))
+}
+
+fn accept(limit: usize, min_score: f64) -> Wanted {
+    Wanted {
+        limit,
+        min_score,
+        mode: Mode::Accept,
+    }
 }
 
 fn semantic(model: Model) -> Arc<Semantic> {
@@ -78,11 +87,11 @@ fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
         &[v],
         "refunds payment customer",
         &query,
-        5,
-        0.32,
+        accept(5, 0.32),
         Signals::Fused,
     )
-    .unwrap();
+    .unwrap()
+    .selected;
     assert_eq!(s.capability(ranked[0].node).id(), "billing.refunds");
     assert!(ranked[0]
         .reason
@@ -95,8 +104,7 @@ fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
         &[v],
         "x",
         &[1.0; 8],
-        5,
-        0.32,
+        accept(5, 0.32),
         Signals::Fused
     )
     .is_none());
@@ -331,11 +339,11 @@ fn the_best_capability_decides_the_answer_and_the_next_need_half_the_threshold()
             &[v],
             "zzz",
             &[1.0, 0.0, 0.0],
-            5,
-            min,
+            accept(5, min),
             Signals::Fused,
         )
         .unwrap()
+        .selected
         .iter()
         .map(|r| s.capability(r.node).id().to_owned())
         .collect()
@@ -363,11 +371,11 @@ fn dense_signals_rank_on_the_cosine_alone_without_the_lexical_evidence() {
             &[&v],
             intent,
             &[1.0, 0.0, 0.0],
-            5,
-            0.3,
+            accept(5, 0.3),
             signals,
         )
-        .unwrap();
+        .unwrap()
+        .selected;
         (
             s.capability(ranked[0].node).id().to_owned(),
             ranked[0].confidence,
@@ -385,4 +393,61 @@ fn dense_signals_rank_on_the_cosine_alone_without_the_lexical_evidence() {
     let (_, fused) = first("refunds of a payment to a customer", Signals::Fused);
     let (_, dense) = first("refunds of a payment to a customer", Signals::Dense);
     assert!(fused > dense + 0.3, "{fused} {dense}");
+}
+
+#[test]
+fn rank_mode_keeps_what_the_threshold_refuses_and_a_no_match_names_the_nearest() {
+    let s = snapshot("");
+    let run = |v: &Vectors, mode: Mode| {
+        let wanted = Wanted {
+            limit: 2,
+            min_score: 0.3,
+            mode,
+        };
+        let ranking = rank(
+            &[&s],
+            &[&LexicalIndex::build(&s)],
+            &[v],
+            "zzz",
+            &[1.0, 0.0, 0.0],
+            wanted,
+            Signals::Fused,
+        )
+        .unwrap();
+        let ids = |found: &[Scored]| -> Vec<String> {
+            found
+                .iter()
+                .map(|r| s.capability(r.node).id().to_owned())
+                .collect()
+        };
+        (ids(&ranking.selected), ids(&ranking.nearest))
+    };
+    // Capabilities in ID order: billing.invoices, billing.refunds, client.config.
+    let v = vectors_with_cosines([0.28, 0.29, 0.05]);
+    assert_eq!(
+        run(&v, Mode::Accept),
+        (
+            vec![],
+            vec![
+                "billing.refunds".to_owned(),
+                "billing.invoices".to_owned(),
+                "client.config".to_owned()
+            ]
+        ),
+        "no match; every capability with a positive score is near, best first"
+    );
+    assert_eq!(
+        run(&v, Mode::Rank),
+        (
+            vec!["billing.refunds".to_owned(), "billing.invoices".to_owned()],
+            vec![]
+        )
+    );
+    // Nothing with a positive score: no evidence, in either mode.
+    let v = vectors_with_cosines([-0.2, -0.1, 0.0]);
+    assert_eq!(run(&v, Mode::Accept), (vec![], vec![]));
+    assert_eq!(run(&v, Mode::Rank), (vec![], vec![]));
+    // An answer names no nearest.
+    let v = vectors_with_cosines([0.2, 0.6, 0.1]);
+    assert_eq!(run(&v, Mode::Accept).1, Vec::<String>::new());
 }
