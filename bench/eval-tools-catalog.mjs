@@ -10,9 +10,11 @@
 //   npm run eval:tools -- --methods=lexical,semantic   --sizes=catalog   --json
 //   npm run eval:tools -- --baseline          runs the pinned BM25 (Python, a private venv) and
 //                                             records it in bench/tool-search-bm25.json
+//   npm run eval:tools -- --modes=rank        one match mode (default: rank, then accept beside it)
 //   --catalog=FILE --tasks=FILE               other data files (a stand-in)
 //
-// The figures are accept mode (rank mode does not exist yet): an executor's `no_match` is a miss.
+// Tool search asks in rank mode; accept mode is reported beside it (an executor's `no_match` is
+// a miss, and the no-match measures are about accept mode).
 // bench/README.md says what each measure is. The exit code is 0 unless the engine fails: this is
 // a measurement, not a test (__test__/tool-search-floors.test.mjs holds the floors).
 
@@ -30,7 +32,7 @@ export const METHODS = ['bm25', 'lexical', 'semantic', 'dense'];
 export const SIZES = ['catalog', '10k'];
 export const SPLITS = ['tune', 'heldout'];
 const FIRST_MATCH_TIMEOUT_MS = 600_000;
-const MODE = 'accept';
+export const MODES = ['rank', 'accept'];
 
 /** The executor of a method (BM25 is recorded, not run here). */
 function executorOf(method) {
@@ -59,9 +61,9 @@ export async function prepare({ files = {}, sizes = SIZES } = {}) {
 }
 
 /** The graph's answer as keys (`<server>/<tool>`, or the qualified ID of a generated capability). */
-async function ask(graph, byProvider, item, timeoutMs = undefined) {
+async function ask(graph, byProvider, item, mode, timeoutMs = undefined) {
   const started = performance.now();
-  const answer = await graph.match({ intent: item.request, limit: item.limit, timeoutMs });
+  const answer = await graph.match({ intent: item.request, limit: item.limit, mode, timeoutMs });
   const ms = performance.now() - started;
   const got = answer.matches.map((m) => {
     const p = byProvider.get(m.id.providerId);
@@ -99,10 +101,10 @@ async function runCorpus(method, corpus, ctx) {
       let answer;
       if (firstMs === undefined) {
         // The first answer waits for the index (and the vectors); timed as such, then asked warm.
-        await ask(graph, byProvider, item, FIRST_MATCH_TIMEOUT_MS);
+        await ask(graph, byProvider, item, ctx.mode, FIRST_MATCH_TIMEOUT_MS);
         firstMs = performance.now() - started;
       }
-      answer = await ask(graph, byProvider, item);
+      answer = await ask(graph, byProvider, item, ctx.mode);
       rows.push({ method, corpus: corpus.name, ...item, ...answer });
     }
   } finally {
@@ -233,14 +235,14 @@ export async function recordBaseline(files) {
  * Every method's rows and figures. `bm25` comes from the recording, and only when it was
  * recorded for this very input (else `bm25.recorded` is false and it is left out).
  */
-export async function evaluate({ methods = METHODS, sizes = SIZES, splits = SPLITS, files = {}, baseline = false } = {}) {
+export async function evaluate({ methods = METHODS, sizes = SIZES, splits = SPLITS, files = {}, baseline = false, mode = 'accept' } = {}) {
   if (baseline && methods.includes('bm25')) await recordBaseline(files);
   const full = await prepare({ files, sizes });
   const hashes = corpusHashes(await baselineInput(full));
   const recording = await readRecording();
   const recorded = Object.keys(hashes).filter((c) => recording?.inputSha256?.[c] === hashes[c]);
   const bm25 = { file: path.basename(RECORDING), recorded, settings: recording?.bm25 ?? SETTINGS };
-  const ctx = { ...full, items: full.items.filter((i) => splits.includes(i.split)) };
+  const ctx = { ...full, mode, items: full.items.filter((i) => splits.includes(i.split)) };
   const rows = [];
   const first = [];
   const unavailable = {};
@@ -282,7 +284,7 @@ export async function evaluate({ methods = METHODS, sizes = SIZES, splits = SPLI
     return [c.name, { providers: ctx.providers[c.base].length + (c.synthetic ? 1 : 0), capabilities: tools + (c.synthetic ? 10000 : 0) }];
   }));
   return {
-    mode: MODE,
+    mode,
     files: Object.fromEntries(Object.entries(ctx.data.paths).map(([k, f]) => [k, path.relative(process.cwd(), f).startsWith('..') ? f : path.relative(process.cwd(), f)])),
     data: { ...ctx.data.hashes, corpora: hashes },
     cuts: Object.values(ctx.providers).flat().flatMap((p) => p.cuts ?? []),
@@ -321,7 +323,7 @@ const ROWS = [
 
 export function printText(result, splits) {
   const { data, bm25 } = result;
-  console.log(`tool search — ${result.mode} mode (rank mode does not exist yet, so every figure is accept mode)`);
+  console.log(`tool search — ${result.mode} mode${result.mode === 'rank' ? '' : ' (beside rank mode, what tool search asks)'}`);
   console.log('data SHA-256');
   for (const [name, file] of Object.entries(result.files)) console.log(`  ${file.padEnd(40)} ${data[name] ?? 'absent'}`);
   for (const [corpus, hash] of Object.entries(data.corpora)) console.log(`  ${`texts and requests of ${corpus}`.padEnd(40)} ${hash}`);
@@ -366,19 +368,27 @@ async function main(argv) {
   const files = {};
   if (arg('catalog')) files.catalog = path.resolve(arg('catalog'));
   if (arg('tasks')) files.tasks = path.resolve(arg('tasks'));
-  const result = await evaluate({ methods: list('methods', METHODS), sizes: list('sizes', SIZES), splits, files, baseline: argv.includes('--baseline') });
+  const modes = list('modes', MODES);
+  const results = [];
+  for (const [i, mode] of modes.entries()) {
+    const baseline = i === 0 && argv.includes('--baseline');
+    results.push(await evaluate({ methods: list('methods', METHODS), sizes: list('sizes', SIZES), splits, files, baseline, mode }));
+  }
   // Misses are listed for the tuning half only: reading held-out misses would be tuning on them.
-  const misses = result.rows.filter((r) => r.split === 'tune').map((r) => ({ r, why: missOf(r) })).filter((m) => m.why !== null)
+  const missesOf = (result) => result.rows.filter((r) => r.split === 'tune').map((r) => ({ r, why: missOf(r) })).filter((m) => m.why !== null)
     .map(({ r, why }) => ({ method: r.method, corpus: r.corpus, set: r.set, id: r.id, request: r.request, miss: why, got: r.status === 'no_match' ? 'no_match' : r.got.slice(0, 5) }));
-  const { rows, ...summary } = result;
   if (argv.includes('--json')) {
-    console.log(JSON.stringify({ ...summary, misses }, null, 2));
+    console.log(JSON.stringify(results.map(({ rows, ...summary }) => ({ ...summary, misses: missesOf({ rows }) })), null, 2));
     return 0;
   }
-  printText(result, splits);
-  if (misses.length) {
-    console.log(`\nmisses of the tuning half (${misses.length}):`);
-    for (const m of misses) console.log(`  [${m.method} ${m.corpus} ${m.set} ${m.id}] ${JSON.stringify(m.request)}: ${m.miss}; got ${Array.isArray(m.got) ? m.got.join(', ') || '—' : m.got}`);
+  for (const result of results) {
+    printText(result, splits);
+    const misses = missesOf(result);
+    if (misses.length) {
+      console.log(`\nmisses of the tuning half, ${result.mode} mode (${misses.length}):`);
+      for (const m of misses) console.log(`  [${m.method} ${m.corpus} ${m.set} ${m.id}] ${JSON.stringify(m.request)}: ${m.miss}; got ${Array.isArray(m.got) ? m.got.join(', ') || '—' : m.got}`);
+    }
+    console.log('');
   }
   return 0;
 }
