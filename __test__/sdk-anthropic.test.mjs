@@ -51,3 +51,29 @@ test('Anthropic dispatcher: bad host input throws CG_INPUT_INVALID', async () =>
     await graph.close();
   }
 });
+
+test('Anthropic dispatcher: blocks are read by the pure-JSON walk: a throwing getter or a Proxy is CG_INPUT_INVALID naming where, never the host\'s own error', async () => {
+  const { graph, adapter } = await seedAdapter('json-schema');
+  try {
+    const boom = () => {
+      throw new Error('/secret/path boom');
+    };
+    const getter = (object, key) => Object.defineProperty(object, key, { get: boom, enumerable: true });
+    const trap = new Proxy({}, { get: boom, getOwnPropertyDescriptor: boom, ownKeys: boom, getPrototypeOf: boom });
+    const cases = [
+      [[getter({ type: 'tool_use', id: 'u', name: 'list_catalog' }, 'input')], 'content[0].input'],
+      [[{ type: 'text', text: 'hi' }, getter({ id: 'u', name: 'list_catalog', input: {} }, 'type')], 'content[1].type'],
+      [[trap], 'content[0]'],
+    ];
+    for (const [content, field] of cases) {
+      const error = await rejectsWith(handleToolUse(adapter, content), 'CG_INPUT_INVALID', 'query', 'fix_input', { field });
+      assert.doesNotMatch(JSON.stringify(error.toJSON()), /secret|boom/);
+    }
+    // A getter inside the input is the call's own argument: the model's outcome names it.
+    const [result] = await handleToolUse(adapter, [{ type: 'tool_use', id: 'u', name: 'list_catalog', input: getter({}, 'limit') }]);
+    const outcome = JSON.parse(result.content);
+    assert.deepEqual([result.is_error, outcome.error.code, outcome.error.details.field], [true, 'CG_INPUT_INVALID', 'limit']);
+  } finally {
+    await graph.close();
+  }
+});

@@ -65,6 +65,27 @@ pub fn vectors_file_entries(bytes: Buffer) -> String {
     outcome(guarded(|| crate::engine::vectors_file_entries(&bytes)))
 }
 
+/// Measures JSON text from outside before the JS layer parses it (a tool call's arguments text,
+/// a transport's message): `null` when it is within the arguments' bounds, else the error's
+/// JSON naming `field`. `null` text: one found too long by its length.
+#[napi]
+pub fn measure_json_text(text: Option<Either<String, Buffer>>, field: String) -> Option<String> {
+    let bytes = text.as_ref().map(|t| match t {
+        Either::A(s) => s.as_bytes(),
+        Either::B(b) => &b[..],
+    });
+    crate::query::args::check_text(bytes, &field)
+        .err()
+        .map(|e| e.to_json())
+}
+
+/// The error (JSON) for a list an SDK dispatcher was handed that the walk stopped at its bound
+/// (`walked`: what it printed), or `null`.
+#[napi]
+pub fn dispatch_refused(walked: String, field: String) -> Option<String> {
+    crate::query::args::dispatch_refused(&walked, &field).map(|e| e.to_json())
+}
+
 /// `formatQualifiedId`: JSON of the value in, JSON of the qualified ID string out.
 #[napi]
 pub fn format_qualified_id(value: String) -> String {
