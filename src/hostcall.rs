@@ -48,8 +48,8 @@ pub trait HostCall: Send + Sync {
         Err(GraphError::new(crate::error::Code::Internal))
     }
     /// The answer of a call the engine serves once the host embedded its text: the vector, or
-    /// `None` when the embedder's answer was no `Float32Array`.
-    fn run_with(&self, _vector: Option<&[f32]>) -> Result<String> {
+    /// why the embedder gave none.
+    fn run_with(&self, _vector: Result<&[f32]>) -> Result<String> {
         Err(GraphError::new(crate::error::Code::Internal))
     }
     /// Judges the component's answer (JSON) and returns the verb's result.

@@ -214,13 +214,20 @@ impl NativeHostCall {
         Ok(promise)
     }
 
-    /// The answer of a semantic `match` once the host's embedder gave the intent's vector
-    /// (`null` when it gave no `Float32Array`), on the pool.
+    /// The answer of a semantic `match` once the host's embedder gave the intent's vector, on
+    /// the pool; `failure` says why it gave none: `threw`, `timeout` (else no `Float32Array`).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn run_with(&self, vector: Option<Float32Array>) -> AsyncTask<PoolTask> {
+    pub fn run_with(
+        &self,
+        vector: Option<Float32Array>,
+        failure: Option<String>,
+    ) -> AsyncTask<PoolTask> {
         let call = self.call.clone();
         let vector: Option<Vec<f32>> = vector.map(|v| v.to_vec());
-        PoolTask::run(move || call.run_with(vector.as_deref()))
+        PoolTask::run(move || {
+            let embedded = crate::matching::semantic::build::embedded;
+            call.run_with(embedded(vector.as_deref(), failure.as_deref()))
+        })
     }
 
     /// Judges the component's answer (JSON); returns the result or an error string.
@@ -771,13 +778,22 @@ impl NativeGraph {
         )
     }
 
-    /// What the host's embedder gave for batch `batch`: its vectors, or `null` when it threw,
-    /// missed its deadline or gave no `Float32Array`. `null` when kept, else the error string
-    /// the failed build reports.
+    /// What the host's embedder gave for batch `batch`: its vectors, or why it gave none
+    /// (`failure`: `threw`, `timeout`; else no `Float32Array`). `null` when kept, else the
+    /// error string the failed build reports.
     #[napi]
-    pub fn put_embed_batch(&self, batch: f64, vectors: Option<Float32Array>) -> Option<String> {
+    pub fn put_embed_batch(
+        &self,
+        batch: f64,
+        vectors: Option<Float32Array>,
+        failure: Option<String>,
+    ) -> Option<String> {
         let semantic = self.engine.semantic()?;
-        match semantic.put(batch as u64, vectors.as_deref()) {
+        let embedded = crate::matching::semantic::build::embedded;
+        match semantic.put(
+            batch as u64,
+            embedded(vectors.as_deref(), failure.as_deref()),
+        ) {
             Ok(()) => None,
             Err(e) => Some(outcome(Err(e.with_phase(crate::error::Phase::Match)))),
         }

@@ -641,14 +641,13 @@ impl HostCall for Session {
         self.ranked(ask).map_err(|e| e.in_verb(Phase::Match))
     }
 
-    fn run_with(&self, query: Option<&[f32]>) -> Result<String> {
+    fn run_with(&self, query: Result<&[f32]>) -> Result<String> {
         let ask = self
             .semantic
             .as_ref()
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         let run = || {
-            let query =
-                query.ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
+            let query = query?;
             ask.engine.count_intent();
             self.semantic_ranked(ask, query)
         };

@@ -80,6 +80,18 @@ pub struct Semantic {
     derived: Arc<DerivedTable>,
 }
 
+/// What a host embedder gave: its vectors, or why it gave none (`failure`, as the JS layer
+/// saw it): it threw (`embedder_failed`), missed `match.embedTimeoutMs` (`embedder_timeout`),
+/// or answered with something that is no `Float32Array` (`embedder_output_invalid`).
+pub fn embedded<'a>(vectors: Option<&'a [f32]>, failure: Option<&str>) -> Result<&'a [f32]> {
+    match (vectors, failure) {
+        (Some(v), None) => Ok(v),
+        (_, Some("threw")) => Err(unavailable("embedder_failed")),
+        (_, Some("timeout")) => Err(unavailable("embedder_timeout")),
+        _ => Err(unavailable("embedder_output_invalid")),
+    }
+}
+
 pub fn unavailable(reason: &str) -> GraphError {
     GraphError::new(Code::ModelUnavailable)
         .with_action(NextAction::Retry)
@@ -309,9 +321,9 @@ impl Semantic {
         Some(Batch { id, texts })
     }
 
-    /// What became of batch `id`: its vectors (texts × dimensions), or `None` when the embedder
-    /// failed. A wrong length or a row that is not a direction fails the batch like a throw.
-    pub fn put(&self, id: u64, vectors: Option<&[f32]>) -> Result<()> {
+    /// What became of batch `id`: its vectors (texts × dimensions), or why the embedder gave
+    /// none. A wrong length or a row that is not a direction fails the batch like a throw.
+    pub fn put(&self, id: u64, vectors: Result<&[f32]>) -> Result<()> {
         let mut state = self.lock();
         let Some((snapshot, rows)) = state.out.remove(&id) else {
             // Its snapshot was superseded, or the graph closed.
@@ -327,20 +339,25 @@ impl Semantic {
         else {
             return Ok(());
         };
-        let quantised: Option<Vec<(f32, Vec<i8>)>> = vectors
-            .filter(|v| v.len() == rows.len() * dims)
-            .and_then(|v| v.chunks_exact(dims).map(quantise).collect());
+        let quantised = vectors.and_then(|v| {
+            Some(v)
+                .filter(|v| v.len() == rows.len() * dims)
+                .and_then(|v| {
+                    v.chunks_exact(dims)
+                        .map(quantise)
+                        .collect::<Option<Vec<_>>>()
+                })
+                .ok_or_else(|| unavailable("embedder_output_invalid"))
+        });
         let job = &mut state.jobs[at];
-        let Some(quantised) = quantised else {
-            let error = unavailable(if vectors.is_none() {
-                "embedder_failed"
-            } else {
-                "embedder_output_invalid"
-            });
-            job.failed = Some(error.clone());
-            job.missing.extend(rows.iter().rev());
-            self.changed.notify_all();
-            return Err(error);
+        let quantised = match quantised {
+            Ok(q) => q,
+            Err(error) => {
+                job.failed = Some(error.clone());
+                job.missing.extend(rows.iter().rev());
+                self.changed.notify_all();
+                return Err(error);
+            }
         };
         for (&r, (scale, q)) in rows.iter().zip(quantised) {
             let r = r as usize;
@@ -454,7 +471,10 @@ impl Semantic {
             while let Some(batch) = self.claim() {
                 let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
                 let vectors = encoder.embed(&texts, threads, &cancelled);
-                if self.put(batch.id, vectors.as_deref()).is_err() || cancelled() {
+                let vectors = vectors
+                    .as_deref()
+                    .ok_or_else(|| unavailable("embedder_failed"));
+                if self.put(batch.id, vectors).is_err() || cancelled() {
                     break;
                 }
             }
