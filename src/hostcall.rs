@@ -32,6 +32,9 @@ impl Host {
     }
 }
 
+/// Where the answer of a call queued on the engine's pool goes.
+pub type Done = Box<dyn FnOnce(Result<String>) + Send>;
+
 pub trait HostCall: Send + Sync {
     fn host(&self) -> Host;
     /// The component's input, as JSON.
@@ -46,6 +49,11 @@ pub trait HostCall: Send + Sync {
     /// The answer of a call the engine serves itself (the lexical executor), off the JS thread.
     fn run(&self) -> Result<String> {
         Err(GraphError::new(crate::error::Code::Internal))
+    }
+    /// Runs a call the engine serves on its own pool (the semantic executor with the first-party
+    /// encoder); `done` gets the answer there, or at once when the call is refused.
+    fn run_queued(self: std::sync::Arc<Self>, done: Done) {
+        done(Err(GraphError::new(crate::error::Code::Internal)))
     }
     /// The answer of a call the engine serves once the host embedded its text: the vector, or
     /// why the embedder gave none.

@@ -167,12 +167,13 @@ async function runHosted({ native: graph, hosts, active, embed }, verb, query, p
   }
   if (kind === 'semantic') {
     const request = JSON.parse(started.request);
-    // The engine scores on the pool once every capability vector is built; with a host
-    // embedder the intent is embedded here first, within match.embedTimeoutMs.
+    // The engine embeds the intent and scores on its own fixed pool once every capability
+    // vector is built (a full queue answers encoder_busy at once); with a host embedder the
+    // intent is embedded here first, within match.embedTimeoutMs, and scored on the libuv pool.
     return runHost(
       started,
       async (_, own) => {
-        if (request.embed === undefined) return call(() => started.runWaiting());
+        if (request.embed === undefined) return call(() => started.runQueued());
         const embedded = await embedWith(hosts.embedder, request.embed, { timeoutMs: request.timeoutMs, signal: own, active });
         if (embedded === CLOSED) throw CLOSED;
         await embed();

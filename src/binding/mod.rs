@@ -181,36 +181,22 @@ impl NativeHostCall {
         PoolTask::run(move || call.run())
     }
 
-    /// `run` on a thread of its own: the semantic executor's answer may wait for capability
-    /// vectors the engine is still building (until the call's deadline), which must never hold
-    /// a thread of the pool other calls share.
+    /// The answer of a call the engine serves on its own fixed pool (the semantic executor with
+    /// the first-party encoder), never on the libuv pool other calls share and never on a thread
+    /// of its own: the JS thread only queues it (or learns at once that the queue is full).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn run_waiting<'env>(
+    pub fn run_queued<'env>(
         &self,
         env: &'env Env,
     ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
-        let call = self.call.clone();
         type Resolve = Box<dyn FnOnce(Env) -> napi::Result<String> + Send>;
         let (deferred, promise) = env.create_deferred::<String, Resolve>()?;
-        let slot = Arc::new(std::sync::Mutex::new(Some(deferred)));
-        let taken = slot.clone();
-        let spawned = std::thread::Builder::new()
-            .name("cg-match".into())
-            .spawn(move || {
-                let text = outcome(guarded(|| call.run()));
-                if let Some(d) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                    d.resolve(Box::new(move |_| Ok(text)));
-                }
-            });
-        if spawned.is_err() {
-            // No thread to spare: the machine is short of something for now.
-            let text = outcome(Err(crate::matching::semantic::build::unavailable(
-                "no_thread",
-            )));
-            if let Some(d) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                d.resolve(Box::new(move |_| Ok(text)));
-            }
-        }
+        let call = self.call.clone();
+        let done: crate::hostcall::Done = Box::new(move |answer| {
+            let text = outcome(answer);
+            deferred.resolve(Box::new(move |_| Ok(text)));
+        });
+        call.run_queued(done);
         Ok(promise)
     }
 
@@ -880,11 +866,22 @@ impl NativeGraph {
         pin: Option<&NativeReadPin>,
     ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
         let job = self.read_job(verb, args, bound, answers, bodies, cancel, true, pin);
-        let (deferred, promise) = env.create_deferred::<String, _>()?;
-        crate::lane::submit(move || {
+        type Resolve = Box<dyn FnOnce(Env) -> napi::Result<String> + Send>;
+        let (deferred, promise) = env.create_deferred::<String, Resolve>()?;
+        let slot = Arc::new(std::sync::Mutex::new(Some(deferred)));
+        let taken = slot.clone();
+        let queued = crate::lane::submit(move || {
             let text = outcome(guarded(job));
-            deferred.resolve(move |_| Ok(text));
+            if let Some(d) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                d.resolve(Box::new(move |_| Ok(text)));
+            }
         });
+        if queued.is_err() {
+            let text = outcome(Err(crate::knowledge::body::long_reads_busy()));
+            if let Some(d) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                d.resolve(Box::new(move |_| Ok(text)));
+            }
+        }
         Ok(promise)
     }
 

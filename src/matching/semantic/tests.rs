@@ -55,17 +55,14 @@ fn rows_are_normalised_and_quantised() {
 }
 
 #[test]
-fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
+fn the_engine_builds_with_the_first_party_encoder_on_its_pool() {
     let s = snapshot("");
     let sem = semantic(Model::Builtin(Arc::new(Hashed(64))));
     sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s), true);
-    assert!(sem.start_building());
-    assert!(!sem.start_building(), "one builder at a time");
-    let builder = sem.clone();
-    let thread = std::thread::spawn(move || builder.build_with_encoder());
+    sem.build_on_pool();
+    sem.build_on_pool();
     sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap();
-    thread.join().unwrap();
-    assert_eq!(sem.embedded(), 3);
+    assert_eq!(sem.embedded(), 3, "each text embedded once");
     let d = derived(&sem, &s);
     let v = d.vectors().unwrap();
     assert_eq!((v.dims, v.scales.len(), v.data.len()), (64, 3, 192));
