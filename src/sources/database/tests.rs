@@ -1,5 +1,4 @@
 use super::*;
-use collector::page_bound;
 use serde_json::json;
 
 /// The error of validating `v`, or `None` when it validates.
