@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { anthropicTools, handleToolUse } from '@devcodex/capability-graph/anthropic';
-import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, fakeFetch, loadSdk, modelArgs, seedAdapter } from './sdk-fixtures.mjs';
+import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, fakeFetch, getter, loadSdk, modelArgs, seedAdapter, trap as hostileProxy } from './sdk-fixtures.mjs';
 import { rejectsWith, throwsWith } from './helpers.mjs';
 
 const { sdk: anthropic, skip } = await loadSdk('@anthropic-ai/sdk');
@@ -55,11 +55,7 @@ test('Anthropic dispatcher: bad host input throws CG_INPUT_INVALID', async () =>
 test('Anthropic dispatcher: blocks are read by the pure-JSON walk: a throwing getter or a Proxy is CG_INPUT_INVALID naming where, never the host\'s own error', async () => {
   const { graph, adapter } = await seedAdapter('json-schema');
   try {
-    const boom = () => {
-      throw new Error('/secret/path boom');
-    };
-    const getter = (object, key) => Object.defineProperty(object, key, { get: boom, enumerable: true });
-    const trap = new Proxy({}, { get: boom, getOwnPropertyDescriptor: boom, ownKeys: boom, getPrototypeOf: boom });
+    const trap = hostileProxy();
     const cases = [
       [[getter({ type: 'tool_use', id: 'u', name: 'list_catalog' }, 'input')], 'content[0].input'],
       [[{ type: 'text', text: 'hi' }, getter({ id: 'u', name: 'list_catalog', input: {} }, 'type')], 'content[1].type'],

@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { handleToolCalls, openaiChatTools, openaiResponsesTools } from '@devcodex/capability-graph/openai';
-import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, fakeFetch, loadSdk, modelArgs, seedAdapter } from './sdk-fixtures.mjs';
+import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, boom, fakeFetch, getter, loadSdk, modelArgs, seedAdapter, trap as hostileProxy } from './sdk-fixtures.mjs';
 import { throwsWith, rejectsWith } from './helpers.mjs';
 
 const { sdk: openai, skip } = await loadSdk('openai');
@@ -114,11 +114,7 @@ test('OpenAI dispatcher: arguments that are not JSON are CG_INPUT_INVALID for th
 test('OpenAI dispatcher: calls are read by the pure-JSON walk: a throwing getter or a Proxy is CG_INPUT_INVALID naming where, never the host\'s own error', async () => {
   const { graph, adapter } = await seedAdapter('json-schema');
   try {
-    const boom = () => {
-      throw new Error('/secret/path boom');
-    };
-    const getter = (object, key) => Object.defineProperty(object, key, { get: boom, enumerable: true });
-    const trap = new Proxy({}, { get: boom, getOwnPropertyDescriptor: boom, ownKeys: boom, getPrototypeOf: boom });
+    const trap = hostileProxy();
     const cases = [
       [[getter({ id: 'c', type: 'function' }, 'function')], 'calls[0].function'],
       [[{ id: 'c', type: 'function', function: getter({ name: 'list_catalog' }, 'arguments') }], 'calls[0].function.arguments'],
