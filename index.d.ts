@@ -229,7 +229,7 @@ export type BudgetOverrides = {
   queryKnowledge?: { timeoutMs?: number | undefined; maxTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
   /** A host embedder's deadline per batch (30,000 ms), texts per batch (32, at most 1,024) and
    *  the most bytes of one text it is given (2,048, at most 65,536). */
-  match?: { embedTimeoutMs?: number | undefined; embedBatchSize?: number | undefined; maxEmbedTextBytes?: number | undefined; [field: string]: number | undefined } | undefined;
+  match?: { embedTimeoutMs?: number | undefined; embedBatchSize?: number | undefined; maxEmbedTextBytes?: number | undefined; maxQueued?: number | undefined; [field: string]: number | undefined } | undefined;
   /** Every read of a database authority: each adapter call within `callTimeoutMs` (30,000), the
    *  whole read within `readTimeoutMs` (600,000), at most `maxRecords` (2,000,000) capability
    *  records and `maxBytes` (2,147,483,648) of JSON (records and relation stream items). */

@@ -601,6 +601,32 @@ test('a database past a deadline or bound fails the read with its reason, never 
   await graph.close();
 });
 
+test('a page far over its limit or any page\'s bytes is refused before it is walked', async () => {
+  const record = JSON.parse(readFileSync(path.join(seedRoot, 'capabilities', readdirSync(path.join(seedRoot, 'capabilities'))[0]), 'utf8'));
+  // Work done: the items of a page read (each one's descriptor, as the walk reads it).
+  let read = 0;
+  const counted = (length) =>
+    new Proxy(Array.from({ length }, () => record), {
+      getOwnPropertyDescriptor(target, key) {
+        if (key !== 'length') read++;
+        return Reflect.getOwnPropertyDescriptor(target, key);
+      },
+    });
+  const cases = [
+    [{ scanCapabilities: async ({ limit }) => ({ items: counted(limit * 100) }) }, 'CG_CONFIG_INVALID', 'check_config', 'invalid_store_page'],
+    [{ scanRelations: async ({ limit }) => ({ items: counted(limit + 1) }) }, 'CG_CONFIG_INVALID', 'check_config', 'invalid_store_page'],
+    [{ scanCapabilities: async () => ({ itemsJson: `[${' '.repeat(17 * 1024 * 1024)}]` }) }, 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+    [{ scanCapabilities: async () => ({ items: [{ ...record, description: 'x'.repeat(17 * 1024 * 1024) }] }) }, 'CG_ADAPTER_CONTRACT_INVALID', 'contact_admin'],
+  ];
+  for (const [calls, code, action, reason] of cases) {
+    read = 0;
+    const { source: s } = viewWith({ view: () => calls });
+    const e = await rejectsWith(CapabilityGraph.open({ providers: [s] }), code, 'load', action);
+    assert.equal(e.details?.reason, reason);
+    assert.equal(read, 0, `${code}: ${read} items read`);
+  }
+});
+
 test('a page over its limit or with a cursor that does not advance fails the read: invalid_store_page', async () => {
   // A cursor equal to the one asked with, or one seen earlier in the same list.
   for (const tamper of [{ bloated: true }, { stuckCursor: true, pageSize: 2 }, { cyclingCursor: true, pageSize: 2 }]) {

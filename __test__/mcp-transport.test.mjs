@@ -81,6 +81,38 @@ test('an oversized message is answered with -32600 and id null; the session goes
   await graph.close();
 });
 
+test('a line nested too deep or holding too many values is answered -32700 without being parsed; the session goes on', async () => {
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const out = answers(stdout);
+  const server = createMcpServer(graph);
+  await server.connect(new StdioServerTransport({ stdin, stdout }));
+  stdin.write(initialize);
+  await out.until(1);
+  // Work done: the longest text JSON.parse was handed while the refused lines were answered.
+  const parse = JSON.parse;
+  let longest = 0;
+  JSON.parse = function (text, ...rest) {
+    if (typeof text === 'string') longest = Math.max(longest, text.length);
+    return parse.call(this, text, ...rest);
+  };
+  const deep = '['.repeat(MIB);
+  const wide = `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":[${'0,'.repeat(100_000)}0]}}`;
+  try {
+    stdin.write(`${deep}\n${wide}\n`);
+    stdin.write(listTools(2));
+    await out.until(2);
+  } finally {
+    JSON.parse = parse;
+  }
+  assert.deepEqual(out.got.filter((m) => m.id === null).map((m) => m.error.code), [-32700, -32700]);
+  assert.ok(!out.got.some((m) => m.id === 9), 'the refused request is never served');
+  assert.ok(longest < wide.length, `JSON.parse saw ${longest} characters`);
+  await server.close();
+  await graph.close();
+});
+
 test('transport options are checked; methods called on something else fail as GraphErrors', async () => {
   for (const options of [null, 'x', { maxMessageBytes: 0 }, { maxMessageBytes: 1.5 }, { maxMessageBytes: '10' }, { stdin: {} }]) {
     throwsWith(() => new StdioServerTransport(options), 'CG_INPUT_INVALID', 'config', 'fix_input');

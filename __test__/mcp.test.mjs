@@ -556,3 +556,38 @@ test("MCP tool annotations say which tools answer from host components", async (
   }
   await hosted.close();
 });
+
+test('Streamable HTTP: a body is measured before it is parsed: too long 413, too deep or too wide -32700 unparsed; the server goes on', async () => {
+  const http = await import('node:http');
+  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  const handler = createMcpHttpHandler(graph, { maxRequestBodySize: 2 * 1024 * 1024 });
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` };
+  // Work done: the longest text JSON.parse was handed while the refused bodies were answered.
+  const parse = JSON.parse;
+  let longest = 0;
+  JSON.parse = function (text, ...rest) {
+    if (typeof text === 'string') longest = Math.max(longest, text.length);
+    return parse.call(this, text, ...rest);
+  };
+  try {
+    const deep = '['.repeat(1024 * 1024);
+    const wide = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":[${'0,'.repeat(100_000)}0]}}`;
+    for (const body of [deep, wide]) {
+      const answer = await rawRequest(port, headers, body);
+      assert.equal(answer.status, 400);
+      assert.equal(parse(answer.text).error.code, -32700);
+    }
+    assert.ok(longest < wide.length, `JSON.parse saw ${longest} characters`);
+    assert.equal((await rawRequest(port, headers, 'x'.repeat(2 * 1024 * 1024 + 1))).status, 413);
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    assert.equal((await rawRequest(port, headers, init)).status, 200);
+  } finally {
+    JSON.parse = parse;
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+});

@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { anthropicTools, handleToolUse } from '@devcodex/capability-graph/anthropic';
-import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, fakeFetch, loadSdk, modelArgs, seedAdapter } from './sdk-fixtures.mjs';
+import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, fakeFetch, getter, loadSdk, modelArgs, seedAdapter, trap as hostileProxy } from './sdk-fixtures.mjs';
 import { rejectsWith, throwsWith } from './helpers.mjs';
 
 const { sdk: anthropic, skip } = await loadSdk('@anthropic-ai/sdk');
@@ -47,6 +47,28 @@ test('Anthropic dispatcher: bad host input throws CG_INPUT_INVALID', async () =>
     await rejectsWith(handleToolUse(adapter, [], { signal: 1 }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'signal' });
     await rejectsWith(handleToolUse(adapter, [], { timeout: 1 }), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'timeout' });
     throwsWith(() => anthropicTools(undefined), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'adapter' });
+  } finally {
+    await graph.close();
+  }
+});
+
+test('Anthropic dispatcher: blocks are read by the pure-JSON walk: a throwing getter or a Proxy is CG_INPUT_INVALID naming where, never the host\'s own error', async () => {
+  const { graph, adapter } = await seedAdapter('json-schema');
+  try {
+    const trap = hostileProxy();
+    const cases = [
+      [[getter({ type: 'tool_use', id: 'u', name: 'list_catalog' }, 'input')], 'content[0].input'],
+      [[{ type: 'text', text: 'hi' }, getter({ id: 'u', name: 'list_catalog', input: {} }, 'type')], 'content[1].type'],
+      [[trap], 'content[0]'],
+    ];
+    for (const [content, field] of cases) {
+      const error = await rejectsWith(handleToolUse(adapter, content), 'CG_INPUT_INVALID', 'query', 'fix_input', { field });
+      assert.doesNotMatch(JSON.stringify(error.toJSON()), /secret|boom/);
+    }
+    // A getter inside the input is the call's own argument: the model's outcome names it.
+    const [result] = await handleToolUse(adapter, [{ type: 'tool_use', id: 'u', name: 'list_catalog', input: getter({}, 'limit') }]);
+    const outcome = JSON.parse(result.content);
+    assert.deepEqual([result.is_error, outcome.error.code, outcome.error.details.field], [true, 'CG_INPUT_INVALID', 'limit']);
   } finally {
     await graph.close();
   }

@@ -53,3 +53,11 @@ export function fakeFetch(bodies) {
   };
   return { fetch, sent };
 }
+
+/** Host values that throw when read, their error naming a path no answer may repeat: a throwing
+ *  getter on `key` of `object`, and a Proxy whose every trap throws. */
+export const boom = () => {
+  throw new Error('/secret/path boom');
+};
+export const getter = (object, key) => Object.defineProperty(object, key, { get: boom, enumerable: true });
+export const trap = () => new Proxy({}, { get: boom, getOwnPropertyDescriptor: boom, ownKeys: boom, getPrototypeOf: boom });

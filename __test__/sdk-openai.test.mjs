@@ -3,8 +3,9 @@
 // the adapter's JSON, an error as { ok: false, error }.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { handleToolCalls, openaiChatTools, openaiResponsesTools } from '@devcodex/capability-graph/openai';
-import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, fakeFetch, loadSdk, modelArgs, seedAdapter } from './sdk-fixtures.mjs';
+import { FAILS, SUCCEEDS, assertFailed, assertSucceeded, boom, fakeFetch, getter, loadSdk, modelArgs, seedAdapter, trap as hostileProxy } from './sdk-fixtures.mjs';
 import { throwsWith, rejectsWith } from './helpers.mjs';
 
 const { sdk: openai, skip } = await loadSdk('openai');
@@ -106,6 +107,66 @@ test('OpenAI dispatcher: arguments that are not JSON are CG_INPUT_INVALID for th
       await matching.graph.close();
     }
   } finally {
+    await graph.close();
+  }
+});
+
+test('OpenAI dispatcher: calls are read by the pure-JSON walk: a throwing getter or a Proxy is CG_INPUT_INVALID naming where, never the host\'s own error', async () => {
+  const { graph, adapter } = await seedAdapter('json-schema');
+  try {
+    const trap = hostileProxy();
+    const cases = [
+      [[getter({ id: 'c', type: 'function' }, 'function')], 'calls[0].function'],
+      [[{ id: 'c', type: 'function', function: getter({ name: 'list_catalog' }, 'arguments') }], 'calls[0].function.arguments'],
+      [[{ type: 'message' }, getter({ type: 'function_call', call_id: 'c', arguments: '{}' }, 'name')], 'calls[1].name'],
+      [[trap], 'calls[0]'],
+      [new Proxy([], { getPrototypeOf: boom, ownKeys: boom, get: boom }), 'calls'],
+    ];
+    for (const [calls, field] of cases) {
+      const error = await rejectsWith(handleToolCalls(adapter, calls), 'CG_INPUT_INVALID', 'query', 'fix_input', { field });
+      assert.doesNotMatch(JSON.stringify(error.toJSON()), /secret|boom/);
+    }
+    await rejectsWith(handleToolCalls(adapter, [], trap), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'options' });
+    await rejectsWith(handleToolCalls(adapter, [], getter({}, 'signal')), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'options' });
+  } finally {
+    await graph.close();
+  }
+});
+
+test('OpenAI dispatcher: an arguments text over its bounds is CG_INPUT_TOO_LARGE naming the bound, measured before it is parsed', async () => {
+  const { graph, adapter } = await seedAdapter('json-schema');
+  const { walkBounds } = createRequire(import.meta.url)('../js/engine-tables.cjs');
+  const { maxChars, maxDepth, maxValues } = walkBounds.arguments;
+  const texts = {
+    argument_depth: '['.repeat(1_000_000),
+    argument_values: `{"limit":[${'0,'.repeat(maxValues)}0]}`,
+    argument_chars: `{"limit":${' '.repeat(maxChars)}1}`,
+  };
+  const limits = { argument_depth: maxDepth, argument_values: maxValues, argument_chars: maxChars };
+  // Work done: what reached JSON.parse. The texts over a bound never do.
+  const parse = JSON.parse;
+  const parsed = new Set();
+  JSON.parse = function (text, ...rest) {
+    parsed.add(text);
+    return parse.call(this, text, ...rest);
+  };
+  try {
+    for (const [reason, text] of Object.entries(texts)) {
+      const [chat, responses] = await handleToolCalls(adapter, [
+        { id: 'c', type: 'function', function: { name: 'list_catalog', arguments: text } },
+        { type: 'function_call', call_id: 'r', name: 'list_catalog', arguments: text },
+      ]);
+      for (const outcome of [JSON.parse(chat.content), JSON.parse(responses.output)]) {
+        assert.equal(outcome.ok, false);
+        assert.deepEqual([outcome.error.code, outcome.error.nextAction, outcome.error.details], ['CG_INPUT_TOO_LARGE', 'narrow_scope', { field: 'arguments', limit: limits[reason], reason }]);
+      }
+      assert.equal(parsed.has(text), false, reason);
+    }
+    // Within the bounds, the same shapes are parsed and judged by the verb.
+    const [ok] = await handleToolCalls(adapter, [{ type: 'function_call', call_id: 'r', name: 'list_catalog', arguments: `${'['.repeat(maxDepth - 1)}${']'.repeat(maxDepth - 1)}` }]);
+    assert.equal(JSON.parse(ok.output).error.code, 'CG_INPUT_INVALID');
+  } finally {
+    JSON.parse = parse;
     await graph.close();
   }
 });

@@ -166,13 +166,23 @@ const failures = {
   array: (texts) => Array.from({ length: texts.length * 32 }, () => 1),
   'never answers': () => new Promise(() => {}),
 };
+/** The `details.reason` each failure gives: the embedder threw, missed its deadline, or gave no usable vectors. */
+const reasons = {
+  throws: 'embedder_failed',
+  rejects: 'embedder_failed',
+  'wrong length': 'embedder_output_invalid',
+  NaN: 'embedder_output_invalid',
+  zero: 'embedder_output_invalid',
+  array: 'embedder_output_invalid',
+  'never answers': 'embedder_timeout',
+};
 
 test('a failing embedder building vectors fails the match CG_MODEL_UNAVAILABLE / retry, then recovers', async () => {
   for (const [name, fail] of Object.entries(failures)) {
     let broken = true;
     const embedder = wordsEmbedder({ embed: (texts, o, plain) => (broken ? fail(texts) : plain(texts)) });
     const g = await open(embedder, {}, { match: { embedTimeoutMs: 50 } });
-    const e = await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'retry');
+    const e = await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'retry', { reason: reasons[name] });
     assert.doesNotMatch(JSON.stringify(e.toJSON()) + e.message, /secret|\/etc|\/home/, name);
     broken = false;
     const r = await g.match({ intent: 'reimburse the purchaser' });
@@ -185,7 +195,7 @@ test('a failing embedder for the intent fails that match CG_MODEL_UNAVAILABLE / 
   for (const [name, fail] of Object.entries(failures)) {
     const embedder = wordsEmbedder({ embed: (texts, o, plain) => (texts.length === 1 && texts[0].startsWith('reimburse') ? fail(texts) : plain(texts)) });
     const g = await open(embedder, {}, { match: { embedTimeoutMs: 50 } });
-    const e = await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'retry');
+    const e = await rejectsWith(g.match({ intent: 'reimburse the purchaser' }), 'CG_MODEL_UNAVAILABLE', 'match', 'retry', { reason: reasons[name] });
     assert.doesNotMatch(JSON.stringify(e.toJSON()) + e.message, /secret|\/etc|\/home/, name);
     assert.equal((await g.match({ intent: 'a bill for the buyer' })).matches[0].qualifiedId, 'acme::billing.invoices', name);
     await g.close();

@@ -303,6 +303,24 @@ test('status() and readVectorsFile() reject what they cannot take', async () => 
   throwsWith(() => readVectorsFile(new Uint8Array([1, 2, 3])), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'bytes' });
 });
 
+/** A vectors file's bytes (the documented layout) with entries for `ids`, in that order. */
+function vectorsFileBytes(ids, model = 'words-v1', dims = 4) {
+  const u32 = (n) => Buffer.from(Uint32Array.of(n).buffer);
+  const parts = [Buffer.from('CGVECTS\0'), u32(1), u32(model.length), Buffer.from(model), u32(dims), u32(ids.length)];
+  for (const id of ids) {
+    parts.push(Buffer.from(Uint16Array.of(id.length).buffer), Buffer.from(id), Buffer.alloc(16, 7), Buffer.from(Float32Array.of(0.5).buffer), Buffer.alloc(dims, 1));
+  }
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+test('readVectorsFile() holds a file to the rule a view\'s vectors() pages are held to: capability IDs, each once, in order', async () => {
+  const read = readVectorsFile(vectorsFileBytes(['a.one', 'a.two']));
+  assert.deepEqual(read.entries.map((e) => e.capabilityId), ['a.one', 'a.two']);
+  for (const ids of [['a.one', 'a.one'], ['A0'], ['a.two', 'a.one'], ['a.one', 'x'.repeat(129)]]) {
+    throwsWith(() => readVectorsFile(vectorsFileBytes(ids)), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'bytes' });
+  }
+});
+
 test('with the first-party encoder, a view\'s current entries are used before it loads: none embedded', { skip: needsModel }, async () => {
   const few = records.slice(0, 6);
   // The entries the CLI writes with the first-party encoder (no embedder configured).

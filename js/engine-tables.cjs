@@ -447,11 +447,17 @@ module.exports = {
   "walkBounds": {
     "arguments": {
       "maxValues": 50000,
-      "maxChars": 16777216
+      "maxChars": 16777216,
+      "maxDepth": 64
     },
     "tools": {
       "maxValues": 2000000,
       "maxChars": 67108864
+    },
+    "dispatch": {
+      "maxValues": 200000,
+      "maxChars": 67108864,
+      "maxStringChars": 16777216
     }
   }
 };

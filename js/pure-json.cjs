@@ -6,7 +6,9 @@
 
 const NON_JSON_KEY = '$cgNonJson';
 const HOST_KEY = '$cgHost';
-const MAX_DEPTH = 64;
+const BOUNDS = require('./engine-tables.cjs').walkBounds;
+/** The deepest nesting the walk prints; deeper is not plain JSON (the engine's bound). */
+const MAX_DEPTH = BOUNDS.arguments.maxDepth;
 
 const marker = (kind) => `{"${NON_JSON_KEY}":"${kind}"}`;
 
@@ -15,7 +17,14 @@ const marker = (kind) => `{"${NON_JSON_KEY}":"${kind}"}`;
  * values and `maxChars` characters of JSON text. Past either the walk stops and the whole value
  * prints as one marker, which the engine refuses (CG_INPUT_TOO_LARGE) before any other rule.
  */
-const ARGUMENTS = Object.freeze({ ...require('./engine-tables.cjs').walkBounds.arguments });
+const ARGUMENTS = Object.freeze({ ...BOUNDS.arguments });
+
+/**
+ * The bound of the walk of what an SDK dispatcher is handed (tool calls, content blocks): the
+ * list as a whole, and any one string in it (`maxStringChars`, a call's arguments text at most:
+ * a longer one prints as the `too_many_chars` marker where it stands, unprinted).
+ */
+const DISPATCH = Object.freeze({ ...BOUNDS.dispatch });
 
 /** Thrown inside the walk when it crosses its bound: never a value a host can throw. */
 const OVER_VALUES = Symbol('overValues');
@@ -37,7 +46,16 @@ function isPlainObject(v) {
 function toWireJson(value, hook, bound) {
   if (value !== null && typeof value === 'object' && REFUSED.has(value)) return REFUSED.get(value);
   // One walk state per call; the walk itself is module-level, so a call allocates no closures.
-  const state = { hook, path: [], ancestors: [], values: 0, chars: 0, maxValues: bound?.maxValues ?? Infinity, maxChars: bound?.maxChars ?? Infinity };
+  const state = {
+    hook,
+    path: [],
+    ancestors: [],
+    values: 0,
+    chars: 0,
+    maxValues: bound?.maxValues ?? Infinity,
+    maxChars: bound?.maxChars ?? Infinity,
+    maxStringChars: bound?.maxStringChars ?? Infinity,
+  };
   try {
     return safeWalk(value, state);
   } catch (error) {
@@ -87,6 +105,7 @@ function walk(v, state) {
   const { hook, path, ancestors } = state;
   switch (typeof v) {
     case 'string':
+      if (v.length > state.maxStringChars) return spend(state, marker('too_many_chars'), 1);
       return spend(state, v.isWellFormed() ? JSON.stringify(v) : marker('lone_surrogate'), 1);
     case 'number':
       return spend(state, Number.isFinite(v) ? JSON.stringify(v) : marker('non_finite_number'), 1);
@@ -193,4 +212,4 @@ function ownValue(object, key) {
 
 const isRefusedAtBound = (value) => value !== null && typeof value === 'object' && REFUSED.has(value);
 
-module.exports = { toWireJson, refusedAtBound, isRefusedAtBound, ownValue, ARGUMENTS, HOST_KEY, NON_JSON_KEY };
+module.exports = { toWireJson, refusedAtBound, isRefusedAtBound, ownValue, marker, ARGUMENTS, DISPATCH, HOST_KEY, NON_JSON_KEY };

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 /** Top-level modules by floor, lowest first. */
 export const FLOORS = [
-  ['error', 'ids', 'json', 'fsx', 'lane', 'memory', 'cursor', 'hostcall', 'encoder', 'opcount'],
+  ['error', 'ids', 'json', 'fsx', 'lane', 'memory', 'cursor', 'hostcall', 'encoder', 'opcount', 'workers'],
   ['config', 'definitions'],
   ['snapshot'],
   ['store', 'scope', 'knowledge'],

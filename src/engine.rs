@@ -244,8 +244,8 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Loads the first-party encoder on a thread of its own (open answers without waiting);
-    /// once loaded, the vectors of the current snapshots are built.
+    /// Loads the first-party encoder on the engine's pool (open answers without waiting); once
+    /// loaded, the vectors of the current snapshots are built.
     fn load_encoder(&self, dir: Option<std::path::PathBuf>) {
         let (Some(semantic), Some(dir)) = (self.semantic.clone(), dir) else {
             return;
@@ -255,13 +255,9 @@ impl Engine {
         let load = move || {
             semantic.loaded(matching::semantic::load_encoder(&dir));
             semantic.plan(&snapshots, &known, true);
-            if semantic.start_building() {
-                semantic.build_with_encoder();
-            }
+            semantic.build_on_pool();
         };
-        let _ = std::thread::Builder::new()
-            .name("cg-encoder".into())
-            .spawn(load);
+        matching::pool::POOL.run(load);
     }
 
     /// The vectors file of `provider`'s current snapshot, once built (waited for at most
@@ -330,7 +326,7 @@ impl Engine {
     }
 
     /// Plans the vector builds of the current snapshots and, with the first-party encoder,
-    /// builds them on a thread of the engine.
+    /// builds them on the engine's pool.
     fn embed_in_background(&self) {
         let Some(semantic) = self.semantic.clone() else {
             return;
@@ -343,22 +339,17 @@ impl Engine {
         self.build_with_encoder();
     }
 
-    /// Builds what is planned with the first-party encoder, unless a thread already does.
+    /// Builds what is planned with the first-party encoder on the engine's pool.
     pub fn build_with_encoder(&self) {
-        let Some(semantic) = self.semantic.clone() else {
-            return;
-        };
-        if semantic.start_building() {
-            let build = move || semantic.build_with_encoder();
-            let _ = std::thread::Builder::new()
-                .name("cg-vectors".into())
-                .spawn(build);
+        if let Some(semantic) = &self.semantic {
+            semantic.build_on_pool();
         }
     }
 
     /// With the lexical executor configured, builds the index of every snapshot that lacks
-    /// one on a thread of its own: open and reload answer without waiting for it, and the first
-    /// `match` (which starts on the pool, see [`POOL_VERBS`]) waits for it there.
+    /// one on the engine's pool (one job per open or reload): open and reload answer without
+    /// waiting for it, and the first `match` (which starts on the libuv pool, see
+    /// [`POOL_VERBS`]) waits for it there, or builds it itself when it comes first.
     fn index_in_background(&self) {
         self.embed_in_background();
         if !matches!(
@@ -387,10 +378,7 @@ impl Engine {
             derived.prune();
             crate::memory::release_free_memory();
         };
-        // No thread to spare: the first match builds the index on the pool instead.
-        let _ = std::thread::Builder::new()
-            .name("cg-lexical-index".into())
-            .spawn(build);
+        matching::pool::POOL.run(build);
     }
 
     /// Builds every served snapshot's lexical index on the calling thread (the operation

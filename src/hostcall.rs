@@ -32,6 +32,9 @@ impl Host {
     }
 }
 
+/// Where the answer of a call queued on the engine's pool goes.
+pub type Done = Box<dyn FnOnce(Result<String>) + Send>;
+
 pub trait HostCall: Send + Sync {
     fn host(&self) -> Host;
     /// The component's input, as JSON.
@@ -47,9 +50,14 @@ pub trait HostCall: Send + Sync {
     fn run(&self) -> Result<String> {
         Err(GraphError::new(crate::error::Code::Internal))
     }
+    /// Runs a call the engine serves on its own pool (the semantic executor with the first-party
+    /// encoder); `done` gets the answer there, or at once when the call is refused.
+    fn run_queued(self: std::sync::Arc<Self>, done: Done) {
+        done(Err(GraphError::new(crate::error::Code::Internal)))
+    }
     /// The answer of a call the engine serves once the host embedded its text: the vector, or
-    /// `None` when the embedder's answer was no `Float32Array`.
-    fn run_with(&self, _vector: Option<&[f32]>) -> Result<String> {
+    /// why the embedder gave none.
+    fn run_with(&self, _vector: Result<&[f32]>) -> Result<String> {
         Err(GraphError::new(crate::error::Code::Internal))
     }
     /// Judges the component's answer (JSON) and returns the verb's result.

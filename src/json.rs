@@ -48,13 +48,82 @@ pub const TOO_MANY_CHARS: &str = r#"{"$cgNonJson":"too_many_chars"}"#;
 pub const TOOLS_WALK_MAX_VALUES: u64 = 2_000_000;
 pub const TOOLS_WALK_MAX_CHARS: u64 = 67_108_864;
 
+/// The deepest nesting of arguments, in objects and arrays: the walk marks a value deeper than
+/// this as not plain JSON, and a text measured before it is parsed is refused past it.
+pub const ARGUMENT_MAX_DEPTH: u64 = 64;
+
+/// Bounds of the walk of what an SDK dispatcher is handed (a message's tool calls, an output's
+/// items, a message's content blocks): the list as a whole, and any one string in it, which
+/// holds at most a call's arguments text. Each call's arguments are then bounded as any call's.
+pub const DISPATCH_WALK_MAX_VALUES: u64 = 200_000;
+pub const DISPATCH_WALK_MAX_CHARS: u64 = 67_108_864;
+
 /// The walk bounds as the JS layer takes them (engine tables).
 pub fn walk_bounds_json() -> String {
     serde_json::json!({
-        "arguments": { "maxValues": ARGUMENT_MAX_VALUES, "maxChars": ARGUMENT_MAX_CHARS },
+        "arguments": { "maxValues": ARGUMENT_MAX_VALUES, "maxChars": ARGUMENT_MAX_CHARS, "maxDepth": ARGUMENT_MAX_DEPTH },
         "tools": { "maxValues": TOOLS_WALK_MAX_VALUES, "maxChars": TOOLS_WALK_MAX_CHARS },
+        "dispatch": {
+            "maxValues": DISPATCH_WALK_MAX_VALUES,
+            "maxChars": DISPATCH_WALK_MAX_CHARS,
+            "maxStringChars": ARGUMENT_MAX_CHARS,
+        },
     })
     .to_string()
+}
+
+/// The first bound a JSON text crossed, measured before it is parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Over {
+    Depth,
+    Values,
+}
+
+/// Measures JSON `text` without parsing it, stopping at the first bound crossed: its nesting
+/// depth, and its JSON values counted as the walk counts them (objects, arrays and scalars
+/// alike; a key is no value), which in JSON text are one, plus one per comma, plus one per
+/// container that is not empty. Text that is not JSON is measured all the same: its parse,
+/// which only text within the bounds reaches, refuses it.
+pub fn measure_text(text: &[u8], max_depth: u64, max_values: u64) -> Result<(), Over> {
+    let (mut depth, mut values) = (0u64, 1u64);
+    let (mut in_string, mut escaped, mut opened) = (false, false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            continue;
+        }
+        let closing = matches!(b, b']' | b'}');
+        if opened && !closing {
+            values += 1;
+        }
+        opened = false;
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                opened = true;
+                if depth > max_depth {
+                    return Err(Over::Depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => values += 1,
+            _ => {}
+        }
+        if values > max_values {
+            return Err(Over::Values);
+        }
+    }
+    Ok(())
 }
 
 /// The marker the walk puts under a key that is not well-formed text (a lone surrogate), the key
@@ -217,5 +286,32 @@ mod tests {
             &json!({"$cgNonJson": "function", "x": 1})
         ));
         assert!(!is_non_json_marker(&json!("$cgNonJson")));
+    }
+
+    #[test]
+    fn text_is_measured_as_the_walk_counts_it() {
+        let count = |text: &str| {
+            (1..100)
+                .find(|&max| measure_text(text.as_bytes(), 64, max).is_ok())
+                .unwrap()
+        };
+        for (text, values) in [
+            ("1", 1),
+            ("[]", 1),
+            ("{}", 1),
+            (r#"{"a":1,"b":[]}"#, 3),
+            ("[[1,2],3]", 5),
+            (r#" { "a" : [ ] , "b" : { "c" : "[,{" } } "#, 4),
+            (r#"["\"],[", "x\\"]"#, 3),
+        ] {
+            assert_eq!(count(text), values, "{text}");
+        }
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        assert_eq!(measure_text(deep.as_bytes(), 64, 1000), Err(Over::Depth));
+        assert!(measure_text(&deep.as_bytes()[1..], 64, 1000).is_ok());
+        // It stops at the bound: what follows is never read.
+        let mut wide = b"[1,1,1,".to_vec();
+        wide.extend(std::iter::repeat_n(b'[', 1000));
+        assert_eq!(measure_text(&wide, 64, 3), Err(Over::Values));
     }
 }

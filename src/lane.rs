@@ -3,86 +3,58 @@
 //! the libuv pool a handful of them would hold every thread, and every other read, `match` and
 //! reload would wait behind them. A read finds out it needs a long scan before it starts one,
 //! hands itself over (see [`crate::knowledge::body::ReadControl`]) and runs again here, while
-//! the pool stays free. Jobs wait their turn in order; the lane never grows.
+//! the pool stays free. Jobs wait their turn in order, at most [`LANE_QUEUE`] of them; the lane
+//! never grows.
 
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Condvar, Mutex, OnceLock};
+use crate::workers::Pool;
+use std::sync::{Condvar, Mutex};
 
 /// Threads of the lane: long reads run at most this many at a time.
 pub const LANE_THREADS: usize = 2;
+/// Long reads that may wait for the lane; past them a read is refused (`retry`).
+pub const LANE_QUEUE: usize = 256;
 
-type Job = Box<dyn FnOnce() + Send>;
-
-struct Lane {
-    jobs: Mutex<Sender<Job>>,
-    /// Held by tests to show that work queued here leaves the pool free.
-    held: Mutex<bool>,
-    released: Condvar,
+fn threads() -> usize {
+    LANE_THREADS
 }
 
-fn lane() -> &'static Lane {
-    static LANE: OnceLock<Lane> = OnceLock::new();
-    LANE.get_or_init(|| {
-        let (tx, rx) = channel::<Job>();
-        let rx: &'static Mutex<Receiver<Job>> = Box::leak(Box::new(Mutex::new(rx)));
-        for i in 0..LANE_THREADS {
-            // A thread that cannot start leaves the others; with none, `submit` runs in place.
-            let _ = std::thread::Builder::new()
-                .name(format!("cg-long-read-{i}"))
-                .spawn(move || serve(rx));
-        }
-        Lane {
-            jobs: Mutex::new(tx),
-            held: Mutex::new(false),
-            released: Condvar::new(),
-        }
-    })
-}
+static LANE: Pool = Pool::new("cg-long-read", threads, LANE_QUEUE);
 
-fn serve(rx: &'static Mutex<Receiver<Job>>) {
-    loop {
-        let job = match rx.lock() {
-            Ok(rx) => rx.recv(),
-            Err(_) => return,
-        };
-        let Ok(job) = job else { return };
-        wait_while_held();
-        job();
-    }
-}
+/// Held by tests to show that work queued here leaves the pool free.
+static HELD: Mutex<bool> = Mutex::new(false);
+static RELEASED: Condvar = Condvar::new();
 
 fn wait_while_held() {
-    let lane = lane();
-    let Ok(mut held) = lane.held.lock() else {
-        return;
-    };
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     while *held {
-        held = match lane.released.wait(held) {
-            Ok(h) => h,
-            Err(_) => return,
-        };
+        held = RELEASED.wait(held).unwrap_or_else(|e| e.into_inner());
     }
 }
 
-/// Queues `job` on the lane.
-pub fn submit(job: impl FnOnce() + Send + 'static) {
-    let job: Job = Box::new(job);
-    let refused = match lane().jobs.lock() {
-        Ok(tx) => tx.send(job).err().map(|e| e.0),
-        Err(_) => Some(job),
+/// Queues `job` on the lane; a full lane hands it back.
+pub fn submit<F: FnOnce() + Send + 'static>(job: F) -> Result<(), F> {
+    // The job is wrapped only once it is queued: a refused one comes back as it was given.
+    let slot = std::sync::Arc::new(Mutex::new(Some(job)));
+    let queued = slot.clone();
+    let run = move || {
+        wait_while_held();
+        if let Some(job) = queued.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            job();
+        }
     };
-    if let Some(job) = refused {
-        job();
+    match LANE.try_run(run) {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            let job = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            job.map_or(Ok(()), Err)
+        }
     }
 }
 
 /// Holds (or releases) every job not yet started: for tests of what stays free meanwhile.
 pub fn hold(on: bool) {
-    let lane = lane();
-    if let Ok(mut held) = lane.held.lock() {
-        *held = on;
-    }
-    lane.released.notify_all();
+    *HELD.lock().unwrap_or_else(|e| e.into_inner()) = on;
+    RELEASED.notify_all();
 }
 
 #[cfg(test)]
@@ -97,7 +69,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for i in 0..5 {
             let tx = tx.clone();
-            submit(move || tx.send(i).unwrap());
+            assert!(submit(move || tx.send(i).unwrap()).is_ok());
         }
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
         hold(false);

@@ -24,6 +24,7 @@ pub mod scope;
 pub mod snapshot;
 pub mod sources;
 pub mod store;
+pub mod workers;
 
 #[cfg(test)]
 mod scale_tests;

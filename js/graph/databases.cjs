@@ -3,7 +3,7 @@
 // the engine's collector, which judges every page.
 
 const { native, unwrap, call } = require('../engine/native.cjs');
-const { toWireJson } = require('../pure-json.cjs');
+const { toWireJson, marker } = require('../pure-json.cjs');
 const { TIMED_OUT, CLOSED, thrownFields, bounded, closedError } = require('./host-calls.cjs');
 
 /** A database read stopped by a deadline (`reason`, named by the engine). */
@@ -15,16 +15,32 @@ class Stopped {
 /** A database read the engine's collector stopped, its failure recorded there. */
 const COLLECTOR_STOPPED = Symbol('collectorStopped');
 
+/** More items than `limit` in `items`, told by its length alone (a Proxy may throw). */
+function overLimit(items, limit) {
+  try {
+    return Array.isArray(items) && items.length > limit;
+  } catch {
+    return false;
+  }
+}
+
 /** A view's page as the collector takes it: its `items`, `nextCursor` and (of `changedSince`)
  *  `unknown`, read once, and its `itemsJson` (the items as one JSON array text, which the
- *  engine parses) when it gave that instead: [page JSON, items text or undefined]. */
-function wirePage(page) {
+ *  engine parses) when it gave that instead: [page JSON, items text or undefined]. The page is
+ *  held to the call's `bound` ({ items, chars }) before it is walked or handed on: more items
+ *  than asked for, or more text, stand as the walk's marker, which the collector refuses. */
+function wirePage(page, bound) {
   if (page === null || typeof page !== 'object') return [toWireJson({}), undefined];
   const { items, nextCursor, unknown, itemsJson } = page;
-  if (itemsJson === undefined) return [toWireJson({ items, nextCursor, unknown }), undefined];
+  const over = (kind) => `{"items":${marker(kind)}}`;
+  if (overLimit(items, bound.items)) return [over('too_many_values'), undefined];
+  if (typeof itemsJson === 'string' && itemsJson.length > bound.chars) return [over('too_many_chars'), undefined];
+  const wired = toWireJson({ items, nextCursor, unknown }, undefined, { maxChars: bound.chars });
+  if (wired === marker('too_many_chars')) return [over('too_many_chars'), undefined];
+  if (itemsJson === undefined) return [wired, undefined];
   // Text that is not well-formed is not JSON the engine could read: the page breaks the contract.
   const text = typeof itemsJson === 'string' && itemsJson.isWellFormed() ? itemsJson : '';
-  return [toWireJson({ items, nextCursor, unknown }), text];
+  return [wired, text];
 }
 
 /** The view fields that describe the source, as plain JSON (compared by the engine). */
@@ -77,9 +93,9 @@ async function readView(adapter, providerId, budgets, active, signal, reads) {
     const pages = async () => {
       while (next !== null) {
         if (next.stopped) throw COLLECTOR_STOPPED;
-        const { call: method, args } = next;
+        const { call: method, args, bound } = next;
         const page = await step(() => view[method](...args));
-        const [wired, itemsJson] = wirePage(page);
+        const [wired, itemsJson] = wirePage(page, bound);
         next = unwrap(call(() => reads.page(wired, itemsJson)));
       }
     };

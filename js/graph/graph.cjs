@@ -186,8 +186,8 @@ class CapabilityGraph {
         const claimed = this.#native.claimEmbedBatch();
         if (claimed == null) return;
         const { batch, texts, timeoutMs } = JSON.parse(claimed);
-        const vectors = await embedWith(embedder, texts, { timeoutMs, active });
-        if (vectors === CLOSED || this.#native.putEmbedBatch(batch, vectors) != null) return;
+        const embedded = await embedWith(embedder, texts, { timeoutMs, active });
+        if (embedded === CLOSED || this.#native.putEmbedBatch(batch, embedded.vectors, embedded.failure) != null) return;
       }
     };
     this.#embedding = run()

@@ -9,15 +9,16 @@ const { toWireJson, ownValue, ARGUMENTS } = require('../pure-json.cjs');
 const { POOL_VERBS, TIMED_OUT, CLOSED, bounded, closedError, runHost, wireQuery } = require('./host-calls.cjs');
 const { askEngine, ownField } = require('./readers.cjs');
 
-/** What a host embedder gave for `texts`: its Float32Array, `null` when it threw, missed
- *  `timeoutMs`, was cancelled or gave anything else (the engine judges its length and values),
- *  or CLOSED after close(). */
+/** What a host embedder gave for `texts`: `{ vectors }` (its Float32Array), `{ failure }` when
+ *  it threw (`threw`), missed `timeoutMs` (`timeout`) or gave anything else (none: the engine
+ *  judges that as it judges the vectors' length and values), or CLOSED after close(). */
 async function embedWith(embedder, texts, { timeoutMs, signal, active }) {
   try {
     const out = await bounded((own) => embedder.embed(texts, { signal: own }), { timeoutMs, signal, active });
-    return out instanceof Float32Array ? out : null;
+    return out instanceof Float32Array ? { vectors: out } : {};
   } catch (error) {
-    return error === CLOSED ? CLOSED : null;
+    if (error === CLOSED) return CLOSED;
+    return { failure: error === TIMED_OUT ? 'timeout' : 'threw' };
   }
 }
 
@@ -166,16 +167,17 @@ async function runHosted({ native: graph, hosts, active, embed }, verb, query, p
   }
   if (kind === 'semantic') {
     const request = JSON.parse(started.request);
-    // The engine scores on the pool once every capability vector is built; with a host
-    // embedder the intent is embedded here first, within match.embedTimeoutMs.
+    // The engine embeds the intent and scores on its own fixed pool once every capability
+    // vector is built (a full queue answers encoder_busy at once); with a host embedder the
+    // intent is embedded here first, within match.embedTimeoutMs, and scored on the libuv pool.
     return runHost(
       started,
       async (_, own) => {
-        if (request.embed === undefined) return call(() => started.runWaiting());
-        const vector = await embedWith(hosts.embedder, request.embed, { timeoutMs: request.timeoutMs, signal: own, active });
-        if (vector === CLOSED) throw CLOSED;
+        if (request.embed === undefined) return call(() => started.runQueued());
+        const embedded = await embedWith(hosts.embedder, request.embed, { timeoutMs: request.timeoutMs, signal: own, active });
+        if (embedded === CLOSED) throw CLOSED;
         await embed();
-        return call(() => started.runWith(vector));
+        return call(() => started.runWith(embedded.vectors, embedded.failure));
       },
       { signal, active, timeoutCode: 'CG_MODEL_TIMEOUT', answered: true },
     );

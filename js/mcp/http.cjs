@@ -3,10 +3,50 @@
 // transport per request over the one graph. The MCP SDK loads on first use, as for stdio.
 
 const { inputInvalid } = require('../errors.cjs');
+const { native } = require('../engine/native.cjs');
 const { requireMcpSdk } = require('../engine/peer.cjs');
 const { plainOptions, serverParts, serverOf } = require('./server.cjs');
 
 const HTTP_KEYS = ['allowedHosts', 'allowedOrigins', 'maxRequestBodySize'];
+
+/** The MCP SDK's default bound of a request body (4 MiB). */
+const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Reads `req`'s body, at most `maxBytes` (a declared length over it reads nothing): its bytes,
+ *  or undefined past the bound. */
+async function readBody(req, maxBytes) {
+  if (Number(req.headers['content-length']) > maxBytes) return undefined;
+  const chunks = [];
+  let length = 0;
+  for await (const chunk of req) {
+    length += chunk.length;
+    if (length > maxBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, length);
+}
+
+/** A JSON-RPC error answer with no id, as the MCP SDK gives it. */
+function refuse(res, status, code, message) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/**
+ * The request's body as the transport takes it, measured before it is parsed: over
+ * `maxBytes` it is answered 413, nested deeper or holding more JSON values than the engine's
+ * arguments bounds -32700 (never parsed), text that is not JSON -32700. Undefined once answered.
+ */
+async function measuredBody(req, res, maxBytes) {
+  const body = await readBody(req, maxBytes);
+  if (body === undefined) return refuse(res, 413, -32000, `Payload Too Large: Request body must not exceed ${maxBytes} bytes`);
+  if (native.measureJsonText(body, 'body') !== null) return refuse(res, 400, -32700, 'Parse error');
+  try {
+    return { parsed: JSON.parse(body.toString('utf8')) };
+  } catch {
+    return refuse(res, 400, -32700, 'Parse error: Invalid JSON');
+  }
+}
 
 /** A list of non-empty strings, or undefined. */
 function hostList(value, field) {
@@ -20,7 +60,9 @@ function hostList(value, field) {
  * stateless mode: each request gets its own server and transport over the one graph, so hosts
  * scale out behind a load balancer. The SDK's DNS-rebinding protection is on: the Host header
  * must be one of `allowedHosts` (default: the loopback names with the port the request came
- * in on), and an Origin, when sent, one of `allowedOrigins` (when given).
+ * in on), and an Origin, when sent, one of `allowedOrigins` (when given). A body is read up to
+ * `maxRequestBodySize` (4 MiB; past it 413) and measured against the engine's arguments bounds
+ * (nesting, JSON values) before it is parsed (past them the parse error -32700).
  * @param options createMcpServer's, plus { allowedHosts?, allowedOrigins?, maxRequestBodySize? }
  */
 function createMcpHttpHandler(graph, options = {}) {
@@ -56,8 +98,11 @@ function createMcpHttpHandler(graph, options = {}) {
       server.close().catch(() => {});
     });
     try {
+      // A host's body parser has read the body already; otherwise it is measured here first.
+      const body = parsedBody === undefined ? await measuredBody(req, res, maxRequestBodySize ?? DEFAULT_MAX_BODY_BYTES) : { parsed: parsedBody };
+      if (body === undefined) return;
       await server.connect(transport);
-      await transport.handleRequest(req, res, parsedBody);
+      await transport.handleRequest(req, res, body.parsed);
     } catch {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });

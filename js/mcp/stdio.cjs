@@ -2,7 +2,9 @@
 // The stdio transport of the MCP server: one JSON-RPC message per line on stdin, answers on
 // stdout. A bad line costs its sender an error answer, never the session: a line longer than
 // `maxMessageBytes` is skipped up to its newline (never buffered) and answered with -32600, a
-// line that is not JSON with -32700, one that is not a JSON-RPC message with -32600 (id null).
+// line nested deeper or holding more JSON values than the engine's arguments bounds (measured
+// before it is parsed, never parsed) or that is not JSON with -32700, one that is not a
+// JSON-RPC message with -32600 (id null).
 //
 // Memory stays bounded whatever the client does: stdin is not read while more than
 // `highWaterMark` bytes of answers are unwritten (a client that does not read its end) or
@@ -14,6 +16,7 @@
 // transport, since nothing more can be delivered. It never ends the process and never prints.
 
 const { inputInvalid } = require('../errors.cjs');
+const { native } = require('../engine/native.cjs');
 const { requireMcpSdk } = require('../engine/peer.cjs');
 
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -190,6 +193,8 @@ class StdioServerTransport {
   }
 
   #line(bytes) {
+    // Measured before it is parsed: a line too deep or too wide is refused unparsed.
+    if (native.measureJsonText(bytes, 'line') !== null) return this.#reject(-32700, 'Parse error');
     const text = bytes.toString('utf8').replace(/\r$/, '');
     if (text.trim() === '') return;
     let message;

@@ -65,6 +65,27 @@ pub fn vectors_file_entries(bytes: Buffer) -> String {
     outcome(guarded(|| crate::engine::vectors_file_entries(&bytes)))
 }
 
+/// Measures JSON text from outside before the JS layer parses it (a tool call's arguments text,
+/// a transport's message): `null` when it is within the arguments' bounds, else the error's
+/// JSON naming `field`. `null` text: one found too long by its length.
+#[napi]
+pub fn measure_json_text(text: Option<Either<String, Buffer>>, field: String) -> Option<String> {
+    let bytes = text.as_ref().map(|t| match t {
+        Either::A(s) => s.as_bytes(),
+        Either::B(b) => &b[..],
+    });
+    crate::query::args::check_text(bytes, &field)
+        .err()
+        .map(|e| e.to_json())
+}
+
+/// The error (JSON) for a list an SDK dispatcher was handed that the walk stopped at its bound
+/// (`walked`: what it printed), or `null`.
+#[napi]
+pub fn dispatch_refused(walked: String, field: String) -> Option<String> {
+    crate::query::args::dispatch_refused(&walked, &field).map(|e| e.to_json())
+}
+
 /// `formatQualifiedId`: JSON of the value in, JSON of the qualified ID string out.
 #[napi]
 pub fn format_qualified_id(value: String) -> String {
@@ -161,46 +182,39 @@ impl NativeHostCall {
         PoolTask::run(move || call.run())
     }
 
-    /// `run` on a thread of its own: the semantic executor's answer may wait for capability
-    /// vectors the engine is still building (until the call's deadline), which must never hold
-    /// a thread of the pool other calls share.
+    /// The answer of a call the engine serves on its own fixed pool (the semantic executor with
+    /// the first-party encoder), never on the libuv pool other calls share and never on a thread
+    /// of its own: the JS thread only queues it (or learns at once that the queue is full).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn run_waiting<'env>(
+    pub fn run_queued<'env>(
         &self,
         env: &'env Env,
     ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
-        let call = self.call.clone();
         type Resolve = Box<dyn FnOnce(Env) -> napi::Result<String> + Send>;
         let (deferred, promise) = env.create_deferred::<String, Resolve>()?;
-        let slot = Arc::new(std::sync::Mutex::new(Some(deferred)));
-        let taken = slot.clone();
-        let spawned = std::thread::Builder::new()
-            .name("cg-match".into())
-            .spawn(move || {
-                let text = outcome(guarded(|| call.run()));
-                if let Some(d) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                    d.resolve(Box::new(move |_| Ok(text)));
-                }
-            });
-        if spawned.is_err() {
-            // No thread to spare: the machine is short of something for now.
-            let text = outcome(Err(crate::matching::semantic::build::unavailable(
-                "no_thread",
-            )));
-            if let Some(d) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                d.resolve(Box::new(move |_| Ok(text)));
-            }
-        }
+        let call = self.call.clone();
+        let done: crate::hostcall::Done = Box::new(move |answer| {
+            let text = outcome(answer);
+            deferred.resolve(Box::new(move |_| Ok(text)));
+        });
+        call.run_queued(done);
         Ok(promise)
     }
 
-    /// The answer of a semantic `match` once the host's embedder gave the intent's vector
-    /// (`null` when it gave no `Float32Array`), on the pool.
+    /// The answer of a semantic `match` once the host's embedder gave the intent's vector, on
+    /// the pool; `failure` says why it gave none: `threw`, `timeout` (else no `Float32Array`).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn run_with(&self, vector: Option<Float32Array>) -> AsyncTask<PoolTask> {
+    pub fn run_with(
+        &self,
+        vector: Option<Float32Array>,
+        failure: Option<String>,
+    ) -> AsyncTask<PoolTask> {
         let call = self.call.clone();
         let vector: Option<Vec<f32>> = vector.map(|v| v.to_vec());
-        PoolTask::run(move || call.run_with(vector.as_deref()))
+        PoolTask::run(move || {
+            let embedded = crate::matching::semantic::build::embedded;
+            call.run_with(embedded(vector.as_deref(), failure.as_deref()))
+        })
     }
 
     /// Judges the component's answer (JSON); returns the result or an error string.
@@ -751,13 +765,22 @@ impl NativeGraph {
         )
     }
 
-    /// What the host's embedder gave for batch `batch`: its vectors, or `null` when it threw,
-    /// missed its deadline or gave no `Float32Array`. `null` when kept, else the error string
-    /// the failed build reports.
+    /// What the host's embedder gave for batch `batch`: its vectors, or why it gave none
+    /// (`failure`: `threw`, `timeout`; else no `Float32Array`). `null` when kept, else the
+    /// error string the failed build reports.
     #[napi]
-    pub fn put_embed_batch(&self, batch: f64, vectors: Option<Float32Array>) -> Option<String> {
+    pub fn put_embed_batch(
+        &self,
+        batch: f64,
+        vectors: Option<Float32Array>,
+        failure: Option<String>,
+    ) -> Option<String> {
         let semantic = self.engine.semantic()?;
-        match semantic.put(batch as u64, vectors.as_deref()) {
+        let embedded = crate::matching::semantic::build::embedded;
+        match semantic.put(
+            batch as u64,
+            embedded(vectors.as_deref(), failure.as_deref()),
+        ) {
             Ok(()) => None,
             Err(e) => Some(outcome(Err(e.with_phase(crate::error::Phase::Match)))),
         }
@@ -844,11 +867,22 @@ impl NativeGraph {
         pin: Option<&NativeReadPin>,
     ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
         let job = self.read_job(verb, args, bound, answers, bodies, cancel, true, pin);
-        let (deferred, promise) = env.create_deferred::<String, _>()?;
-        crate::lane::submit(move || {
+        type Resolve = Box<dyn FnOnce(Env) -> napi::Result<String> + Send>;
+        let (deferred, promise) = env.create_deferred::<String, Resolve>()?;
+        let slot = Arc::new(std::sync::Mutex::new(Some(deferred)));
+        let taken = slot.clone();
+        let queued = crate::lane::submit(move || {
             let text = outcome(guarded(job));
-            deferred.resolve(move |_| Ok(text));
+            if let Some(d) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                d.resolve(Box::new(move |_| Ok(text)));
+            }
         });
+        if queued.is_err() {
+            let text = outcome(Err(crate::knowledge::body::long_reads_busy()));
+            if let Some(d) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                d.resolve(Box::new(move |_| Ok(text)));
+            }
+        }
         Ok(promise)
     }
 

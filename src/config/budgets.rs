@@ -81,7 +81,7 @@ budgets! {
         default_limit "defaultLimit" = 5, max_limit "maxLimit" = 20, timeout_ms "timeoutMs" = 60_000,
         max_timeout_ms "maxTimeoutMs" = 600_000, max_output_bytes "maxOutputBytes" = 65_536,
         embed_timeout_ms "embedTimeoutMs" = 30_000, embed_batch_size "embedBatchSize" = 32,
-        max_embed_text_bytes "maxEmbedTextBytes" = 2_048,
+        max_embed_text_bytes "maxEmbedTextBytes" = 2_048, max_queued "maxQueued" = 1_024,
     }
     export "export" Export { max_nodes "maxNodes" = 10_000 }
     database "database" Database {
@@ -109,6 +109,8 @@ fn ceiling(group: &str, field: &str) -> u64 {
         // A host embedder's answer for one batch is one Float32Array of batch × dimensions.
         ("match", "embedBatchSize") => 1_024,
         ("match", "maxEmbedTextBytes") => 65_536,
+        // Each waiting call holds its request and a promise, never a thread.
+        ("match", "maxQueued") => 65_536,
         (_, f) if f.ends_with("imeoutMs") => MAX_TIMER_MS,
         (_, f) if f.ends_with("Bytes") => MAX_ANSWER_BYTES,
         _ => MAX_COUNT,

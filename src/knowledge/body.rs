@@ -38,6 +38,15 @@ pub fn page_read_aborted() -> GraphError {
         .detail("reason", "aborted")
 }
 
+/// A read that needs the long-read lane while [`crate::lane::LANE_QUEUE`] reads already wait
+/// for it: refused at once, to be tried again.
+pub fn long_reads_busy() -> GraphError {
+    GraphError::new(Code::DocumentUnreadable)
+        .with_phase(crate::error::Phase::Document)
+        .with_action(NextAction::Retry)
+        .detail("reason", "long_reads_busy")
+}
+
 /// Documents up to this size are scanned wherever the read runs; a larger one is scanned on
 /// the long-read lane (`crate::lane`), never on the pool every other call shares.
 pub const LONG_READ_BYTES: u64 = 8 * 1024 * 1024;

@@ -5,6 +5,7 @@
 pub mod derived;
 pub mod lexical;
 pub mod mode;
+pub mod pool;
 pub mod semantic;
 
 use crate::config::{Budgets, ConfigError};
@@ -573,6 +574,34 @@ impl Session {
         self.answer_ranked(built_in(ranking.selected), built_in(ranking.nearest))
     }
 
+    /// One step of a semantic `match` on the engine's pool: the intent embedded once the encoder
+    /// has loaded (kept in `query`), then the answer once every snapshot's vectors are built;
+    /// `None` while either is awaited.
+    fn semantic_step(&self, query: &mut Option<Vec<f32>>) -> Option<Result<String>> {
+        let Some(ask) = &self.semantic else {
+            return Some(Err(GraphError::new(Code::Internal)));
+        };
+        let engine = &ask.engine;
+        if query.is_none() {
+            let encoder = match engine.encoder_now(ask.deadline)? {
+                Ok(encoder) => encoder,
+                Err(e) => return Some(Err(e)),
+            };
+            let text = semantic::cut(&ask.intent, engine.max_text_bytes());
+            let closed = || engine.is_closed();
+            let Some(vector) = encoder.embed(&[text], 1, &closed) else {
+                return Some(Err(semantic::build::unavailable("encoder_failed")));
+            };
+            engine.count_intent();
+            *query = Some(vector);
+        }
+        let derived: Vec<&Derived> = self.derived.iter().map(|d| &**d).collect();
+        if let Err(e) = engine.vectors_now(&derived, ask.deadline)? {
+            return Some(Err(e));
+        }
+        Some(self.semantic_ranked(ask, query.as_deref().unwrap_or_default()))
+    }
+
     /// Size and count come first, so an answer of any length costs no more than its bound:
     /// its text is measured before it is parsed (the walk that printed it stopped at the same
     /// bound), and the selections and nearest are counted before any of them is looked at.
@@ -707,20 +736,6 @@ impl HostCall for Session {
     }
 
     fn run(&self) -> Result<String> {
-        if let Some(ask) = &self.semantic {
-            // The first-party encoder embeds the intent here, off the JS thread.
-            let run = || {
-                let encoder = ask.engine.encoder(ask.deadline)?;
-                let text = semantic::cut(&ask.intent, ask.engine.max_text_bytes());
-                let closed = || ask.engine.is_closed();
-                let query = encoder
-                    .embed(&[text], 1, &closed)
-                    .ok_or_else(|| semantic::build::unavailable("encoder_failed"))?;
-                ask.engine.count_intent();
-                self.semantic_ranked(ask, &query)
-            };
-            return run().map_err(|e| e.in_verb(Phase::Match));
-        }
         let ask = self
             .lexical
             .as_ref()
@@ -728,14 +743,29 @@ impl HostCall for Session {
         self.ranked(ask).map_err(|e| e.in_verb(Phase::Match))
     }
 
-    fn run_with(&self, query: Option<&[f32]>) -> Result<String> {
+    /// The semantic executor with the first-party encoder: the intent is embedded and ranked on
+    /// the engine's pool, the call parked there while the encoder loads or vectors are built.
+    fn run_queued(self: Arc<Self>, done: crate::hostcall::Done) {
+        let Some(ask) = &self.semantic else {
+            return done(Err(GraphError::new(Code::Internal)));
+        };
+        let (engine, deadline) = (ask.engine.clone(), ask.deadline);
+        let call = self.clone();
+        let mut query = None;
+        let step = move || {
+            call.semantic_step(&mut query)
+                .map(|answer| answer.map_err(|e| e.in_verb(Phase::Match)))
+        };
+        engine.submit(step, deadline, done);
+    }
+
+    fn run_with(&self, query: Result<&[f32]>) -> Result<String> {
         let ask = self
             .semantic
             .as_ref()
             .ok_or_else(|| GraphError::new(Code::Internal))?;
         let run = || {
-            let query =
-                query.ok_or_else(|| semantic::build::unavailable("embedder_output_invalid"))?;
+            let query = query?;
             ask.engine.count_intent();
             self.semantic_ranked(ask, query)
         };

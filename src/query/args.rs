@@ -199,6 +199,36 @@ pub fn check_walked(args: &str) -> Result<()> {
     Ok(())
 }
 
+/// `CG_INPUT_TOO_LARGE` for JSON text from outside (a tool call's arguments text, a transport's
+/// message) that is over the arguments' bounds, measured before it is parsed: `None` is a text
+/// already found longer than `ARGUMENT_MAX_CHARS` by its length.
+pub fn check_text(text: Option<&[u8]>, field: &str) -> Result<()> {
+    use crate::json::{measure_text, Over};
+    use crate::json::{ARGUMENT_MAX_CHARS, ARGUMENT_MAX_DEPTH, ARGUMENT_MAX_VALUES};
+    let refuse = |limit: u64, reason: &str| Err(too_large(field, limit).detail("reason", reason));
+    let Some(text) = text else {
+        return refuse(ARGUMENT_MAX_CHARS, "argument_chars");
+    };
+    match measure_text(text, ARGUMENT_MAX_DEPTH, ARGUMENT_MAX_VALUES) {
+        Ok(()) => Ok(()),
+        Err(Over::Depth) => refuse(ARGUMENT_MAX_DEPTH, "argument_depth"),
+        Err(Over::Values) => refuse(ARGUMENT_MAX_VALUES, "argument_values"),
+    }
+}
+
+/// `CG_INPUT_TOO_LARGE` naming `field` for a list an SDK dispatcher was handed that the walk
+/// stopped at the dispatch bound (`walked` is what it printed); `None` for anything else.
+pub fn dispatch_refused(walked: &str, field: &str) -> Option<crate::error::GraphError> {
+    use crate::json::{DISPATCH_WALK_MAX_CHARS, DISPATCH_WALK_MAX_VALUES};
+    use crate::json::{TOO_MANY_CHARS, TOO_MANY_VALUES};
+    let (limit, reason) = match walked {
+        TOO_MANY_VALUES => (DISPATCH_WALK_MAX_VALUES, "argument_values"),
+        TOO_MANY_CHARS => (DISPATCH_WALK_MAX_CHARS, "argument_chars"),
+        _ => return None,
+    };
+    Some(too_large(field, limit).detail("reason", reason))
+}
+
 /// `parseQualifiedId(value)`: `"p::c"` → `{"providerId":"p","capabilityId":"c"}`.
 pub fn parse_qualified_id(json: &str) -> Result<String> {
     check_walked(json)?;

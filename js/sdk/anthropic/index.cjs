@@ -2,7 +2,7 @@
 // The Tool Adapter as Anthropic Messages tools and a dispatcher that answers `tool_use` blocks
 // with `tool_result` blocks. Plain JSON: no Anthropic package is loaded.
 
-const { checkAdapter, schemaOf, withSignal, dispatchSignal, objects } = require('../../tools/host-tools.cjs');
+const { checkAdapter, schemaOf, withSignal, dispatchSignal, plainItems, read } = require('../../tools/host-tools.cjs');
 
 /** Messages `tools`: `{ name, description, input_schema }`, with `strict: true` in the strict dialect. */
 function anthropicTools(adapter) {
@@ -20,11 +20,15 @@ function anthropicTools(adapter) {
 async function handleToolUse(adapter, content, options) {
   checkAdapter(adapter);
   const signal = dispatchSignal(options);
-  const uses = objects(content, 'content').filter((block) => block.type === 'tool_use' && adapter.has(block.name));
+  const uses = plainItems(content, 'content').flatMap((block, i) => {
+    const at = `content[${i}]`;
+    if (read(block, 'type', at) !== 'tool_use' || !adapter.has(read(block, 'name', at))) return [];
+    return [{ id: read(block, 'id', at), name: block.name, input: read(block, 'input', at) }];
+  });
   return Promise.all(
-    uses.map(async (block) => {
-      const outcome = await adapter.call(block.name, block.input, withSignal(signal));
-      return { type: 'tool_result', tool_use_id: block.id, content: JSON.stringify(outcome), ...(outcome.ok ? {} : { is_error: true }) };
+    uses.map(async (use) => {
+      const outcome = await adapter.call(use.name, use.input, withSignal(signal));
+      return { type: 'tool_result', tool_use_id: use.id, content: JSON.stringify(outcome), ...(outcome.ok ? {} : { is_error: true }) };
     }),
   );
 }

@@ -3,7 +3,7 @@
 // dispatcher that answers the model's calls of them. Plain JSON: no OpenAI package is loaded,
 // so they serve the official client, another one or a raw HTTP call alike.
 
-const { checkAdapter, schemaOf, callWithText, dispatchSignal, objects } = require('../../tools/host-tools.cjs');
+const { checkAdapter, schemaOf, callWithText, dispatchSignal, plainItems, read } = require('../../tools/host-tools.cjs');
 
 /** Strict function calling only where the adapter's dialect meets it. */
 const strictOf = (adapter) => adapter.dialect === 'strict';
@@ -32,13 +32,17 @@ function openaiResponsesTools(adapter) {
 async function handleToolCalls(adapter, calls, options) {
   checkAdapter(adapter);
   const signal = dispatchSignal(options);
-  const answers = (calls === undefined ? [] : objects(calls, 'calls')).map((call) => {
-    if (call.type === 'function_call' && adapter.has(call.name)) {
-      return callWithText(adapter, call.name, call.arguments, signal).then((outcome) => ({ type: 'function_call_output', call_id: call.call_id, output: JSON.stringify(outcome) }));
+  const answers = (calls === undefined ? [] : plainItems(calls, 'calls')).map((call, i) => {
+    const at = `calls[${i}]`;
+    const type = read(call, 'type', at);
+    if (type === 'function_call' && adapter.has(read(call, 'name', at))) {
+      const [id, text] = [read(call, 'call_id', at), read(call, 'arguments', at, true)];
+      return callWithText(adapter, call.name, text, signal).then((outcome) => ({ type: 'function_call_output', call_id: id, output: JSON.stringify(outcome) }));
     }
-    const fn = call.type === 'function' ? call.function : undefined;
-    if (fn !== null && typeof fn === 'object' && adapter.has(fn.name)) {
-      return callWithText(adapter, fn.name, fn.arguments, signal).then((outcome) => ({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome) }));
+    const fn = type === 'function' ? read(call, 'function', at) : undefined;
+    if (fn !== null && typeof fn === 'object' && !Array.isArray(fn) && adapter.has(read(fn, 'name', `${at}.function`))) {
+      const [id, text] = [read(call, 'id', at), read(fn, 'arguments', `${at}.function`, true)];
+      return callWithText(adapter, fn.name, text, signal).then((outcome) => ({ role: 'tool', tool_call_id: id, content: JSON.stringify(outcome) }));
     }
     return undefined;
   });

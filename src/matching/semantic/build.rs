@@ -6,9 +6,10 @@
 use super::{capability_text, quantise, text_hash, Embed, TextHash, Vectors};
 use crate::error::{Code, GraphError, NextAction, Result};
 use crate::matching::derived::{Derived, DerivedTable};
+use crate::matching::pool::POOL;
 use crate::snapshot::ProviderSnapshot;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -55,8 +56,8 @@ struct State {
     next_id: u64,
     /// Texts embedded so far (capabilities and intents), for tests and the bench.
     embedded: u64,
-    /// A thread of the engine builds with the first-party encoder.
-    building: bool,
+    /// Chains of jobs on the engine's pool that build with the first-party encoder.
+    building: usize,
     /// What became of each provider's precomputed vectors (its file or its view's), at the
     /// last build planned for it.
     precomputed: HashMap<String, super::file::Status>,
@@ -73,12 +74,27 @@ pub struct Semantic {
     state: Mutex<State>,
     changed: Condvar,
     closed: AtomicBool,
+    /// Calls queued on the engine's pool or parked there (`match.maxQueued` at most).
+    queued: Arc<AtomicUsize>,
+    max_queued: usize,
     /// The model and dimensions named at open (the host embedder's, or those the first-party
     /// encoder's weights name before they load).
     named: Option<(String, usize)>,
     /// What matching derived from each snapshot: builds start from the vectors offered there
     /// and put what they built there.
     derived: Arc<DerivedTable>,
+}
+
+/// What a host embedder gave: its vectors, or why it gave none (`failure`, as the JS layer
+/// saw it): it threw (`embedder_failed`), missed `match.embedTimeoutMs` (`embedder_timeout`),
+/// or answered with something that is no `Float32Array` (`embedder_output_invalid`).
+pub fn embedded<'a>(vectors: Option<&'a [f32]>, failure: Option<&str>) -> Result<&'a [f32]> {
+    match (vectors, failure) {
+        (Some(v), None) => Ok(v),
+        (_, Some("threw")) => Err(unavailable("embedder_failed")),
+        (_, Some("timeout")) => Err(unavailable("embedder_timeout")),
+        _ => Err(unavailable("embedder_output_invalid")),
+    }
 }
 
 pub fn unavailable(reason: &str) -> GraphError {
@@ -107,11 +123,13 @@ impl Semantic {
                 out: HashMap::new(),
                 next_id: 1,
                 embedded: 0,
-                building: false,
+                building: 0,
                 precomputed: HashMap::new(),
             }),
             changed: Condvar::new(),
             closed: AtomicBool::new(false),
+            queued: Arc::new(AtomicUsize::new(0)),
+            max_queued: budgets.max_queued.max(1) as usize,
             named: None,
             derived,
         }
@@ -179,7 +197,7 @@ impl Semantic {
             Ok(m) => Model::Builtin(m),
             Err(e) => Model::Unavailable(e),
         };
-        self.changed.notify_all();
+        self.notify();
     }
 
     /// Starts the builds of `targets` that have neither vectors nor a build, seeded with the
@@ -286,7 +304,7 @@ impl Semantic {
                 state.jobs.push(job);
             }
         }
-        self.changed.notify_all();
+        self.notify();
     }
 
     /// The next batch to embed, if any.
@@ -317,9 +335,9 @@ impl Semantic {
         Some(Batch { id, texts })
     }
 
-    /// What became of batch `id`: its vectors (texts × dimensions), or `None` when the embedder
-    /// failed. A wrong length or a row that is not a direction fails the batch like a throw.
-    pub fn put(&self, id: u64, vectors: Option<&[f32]>) -> Result<()> {
+    /// What became of batch `id`: its vectors (texts × dimensions), or why the embedder gave
+    /// none. A wrong length or a row that is not a direction fails the batch like a throw.
+    pub fn put(&self, id: u64, vectors: Result<&[f32]>) -> Result<()> {
         let mut state = self.lock();
         let Some((snapshot, rows)) = state.out.remove(&id) else {
             // Its snapshot was superseded, or the graph closed.
@@ -335,20 +353,25 @@ impl Semantic {
         else {
             return Ok(());
         };
-        let quantised: Option<Vec<(f32, Vec<i8>)>> = vectors
-            .filter(|v| v.len() == rows.len() * dims)
-            .and_then(|v| v.chunks_exact(dims).map(quantise).collect());
+        let quantised = vectors.and_then(|v| {
+            Some(v)
+                .filter(|v| v.len() == rows.len() * dims)
+                .and_then(|v| {
+                    v.chunks_exact(dims)
+                        .map(quantise)
+                        .collect::<Option<Vec<_>>>()
+                })
+                .ok_or_else(|| unavailable("embedder_output_invalid"))
+        });
         let job = &mut state.jobs[at];
-        let Some(quantised) = quantised else {
-            let error = unavailable(if vectors.is_none() {
-                "embedder_failed"
-            } else {
-                "embedder_output_invalid"
-            });
-            job.failed = Some(error.clone());
-            job.missing.extend(rows.iter().rev());
-            self.changed.notify_all();
-            return Err(error);
+        let quantised = match quantised {
+            Ok(q) => q,
+            Err(error) => {
+                job.failed = Some(error.clone());
+                job.missing.extend(rows.iter().rev());
+                self.notify();
+                return Err(error);
+            }
         };
         for (&r, (scale, q)) in rows.iter().zip(quantised) {
             let r = r as usize;
@@ -361,7 +384,7 @@ impl Semantic {
             let job = state.jobs.swap_remove(at);
             finish(&model, dims, job);
         }
-        self.changed.notify_all();
+        self.notify();
         Ok(())
     }
 
@@ -374,39 +397,37 @@ impl Semantic {
     /// `deadline`: `CG_MODEL_TIMEOUT` past it, the build's failure if its last batch failed,
     /// `CG_GRAPH_CLOSED` once the graph closed.
     pub fn wait(&self, derived: &[&Derived], deadline: Instant) -> Result<()> {
-        self.wait_for(deadline, |state| {
-            if let Model::Unavailable(e) = &state.model {
-                return Some(Err(e.clone()));
-            }
-            let pending: Vec<&Derived> = derived
-                .iter()
-                .copied()
-                .filter(|d| d.vectors().is_none())
-                .collect();
-            if pending.is_empty() {
-                return Some(Ok(()));
-            }
-            state
-                .jobs
-                .iter()
-                .find_map(|j| {
-                    pending
-                        .iter()
-                        .any(|d| std::ptr::eq(*d, &*j.derived))
-                        .then_some(j.failed.clone())
-                        .flatten()
-                })
-                .map(Err)
-        })
+        self.wait_for(deadline, |state| vectors_ready(state, derived))
+    }
+
+    /// [`Semantic::wait`] without waiting: `None` while the vectors are being built.
+    pub fn vectors_now(&self, derived: &[&Derived], deadline: Instant) -> Option<Result<()>> {
+        self.now(deadline, |state| vectors_ready(state, derived))
     }
 
     /// The first-party encoder, waiting while it loads (at most until `deadline`).
     pub fn encoder(&self, deadline: Instant) -> Result<Arc<dyn Embed>> {
-        self.wait_for(deadline, |state| match &state.model {
-            Model::Builtin(m) => Some(Ok(m.clone())),
-            Model::Unavailable(e) => Some(Err(e.clone())),
-            Model::Host { .. } => Some(Err(GraphError::new(Code::Internal))),
-            Model::Loading => None,
+        self.wait_for(deadline, encoder_ready)
+    }
+
+    /// [`Semantic::encoder`] without waiting: `None` while it loads.
+    pub fn encoder_now(&self, deadline: Instant) -> Option<Result<Arc<dyn Embed>>> {
+        self.now(deadline, encoder_ready)
+    }
+
+    /// What `settled` answers now: `CG_GRAPH_CLOSED` once the graph closed, `CG_MODEL_TIMEOUT`
+    /// past `deadline` when it has no answer yet, else `None`.
+    fn now<T>(
+        &self,
+        deadline: Instant,
+        settled: impl FnOnce(&State) -> Option<Result<T>>,
+    ) -> Option<Result<T>> {
+        if self.closed.load(Ordering::Relaxed) {
+            return Some(Err(GraphError::new(Code::GraphClosed)));
+        }
+        let state = self.lock();
+        settled(&state).or_else(|| {
+            (Instant::now() >= deadline).then(|| Err(GraphError::new(Code::ModelTimeout)))
         })
     }
 
@@ -437,38 +458,112 @@ impl Semantic {
         }
     }
 
-    /// Marks that a thread of the engine builds with the first-party encoder; false if one
-    /// already does (or there is no such encoder).
-    pub fn start_building(&self) -> bool {
-        let mut state = self.lock();
-        let has_work = state.jobs.iter().any(|j| !j.missing.is_empty());
-        if state.building || !has_work || !matches!(state.model, Model::Builtin(_)) {
-            return false;
-        }
-        state.building = true;
-        true
+    /// Something waits for may have changed: waits look again, and so do the calls parked on
+    /// the engine's pool.
+    fn notify(&self) {
+        self.changed.notify_all();
+        POOL.wake();
     }
 
-    /// Builds with the first-party encoder until no batch is left, a batch fails or the graph
-    /// closes; on every core (the texts of a batch are shared among them).
-    pub fn build_with_encoder(&self) {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    /// Queues a call on the engine's pool: `step` runs there until it answers (`None`: it waits
+    /// for the encoder or the vectors, parked without a thread until they change or `deadline`
+    /// passes, when it must answer), and `done` gets the answer. With `match.maxQueued` calls
+    /// already queued or parked, `done` gets `CG_MODEL_UNAVAILABLE` / `retry` (`encoder_busy`)
+    /// at once; after close, `CG_GRAPH_CLOSED`.
+    pub fn submit(
+        &self,
+        mut step: impl FnMut() -> Option<Result<String>> + Send + 'static,
+        deadline: Instant,
+        done: Box<dyn FnOnce(Result<String>) + Send>,
+    ) {
+        if self.is_closed() {
+            return done(Err(GraphError::new(Code::GraphClosed)));
+        }
+        let queued = self.queued.clone();
+        if queued.fetch_add(1, Ordering::AcqRel) >= self.max_queued {
+            queued.fetch_sub(1, Ordering::AcqRel);
+            return done(Err(unavailable("encoder_busy")));
+        }
+        // Settles once, even when a step panics (a bug): the slot and `done` go with it.
+        struct Settle(
+            Option<Box<dyn FnOnce(Result<String>) + Send>>,
+            Arc<AtomicUsize>,
+        );
+        impl Settle {
+            fn answer(&mut self, r: Result<String>) {
+                if let Some(done) = self.0.take() {
+                    self.1.fetch_sub(1, Ordering::AcqRel);
+                    done(r);
+                }
+            }
+        }
+        impl Drop for Settle {
+            fn drop(&mut self) {
+                self.answer(Err(GraphError::new(Code::Internal)));
+            }
+        }
+        let mut settle = Settle(Some(done), queued);
+        POOL.run_parkable(
+            Box::new(move || match step() {
+                Some(answer) => {
+                    settle.answer(answer);
+                    true
+                }
+                None => false,
+            }),
+            deadline,
+        );
+    }
+
+    /// Calls queued or parked on the engine's pool now.
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
+    }
+
+    /// Builds what is planned with the first-party encoder on the engine's pool: a chain of jobs
+    /// per pool thread at most (each embeds a batch, then queues the next), so builds share the
+    /// pool with calls, batch by batch. Nothing when chains already cover the pool or there is
+    /// nothing to build.
+    pub fn build_on_pool(self: &Arc<Self>) {
+        let chains = {
+            let mut state = self.lock();
+            let has_work = state.jobs.iter().any(|j| !j.missing.is_empty());
+            if !has_work || !matches!(state.model, Model::Builtin(_)) {
+                return;
+            }
+            let chains = POOL.size().saturating_sub(state.building);
+            state.building += chains;
+            chains
+        };
+        for _ in 0..chains {
+            let this = self.clone();
+            POOL.run(move || this.build_batch());
+        }
+    }
+
+    /// One batch of a build chain: embeds it, then queues the next, until no batch is left, a
+    /// batch fails or the graph closes.
+    fn build_batch(self: Arc<Self>) {
         let encoder = match &self.lock().model {
             Model::Builtin(m) => Some(m.clone()),
             _ => None,
         };
-        if let Some(encoder) = encoder {
-            let cancelled = || self.closed.load(Ordering::Relaxed);
-            while let Some(batch) = self.claim() {
-                let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
-                let vectors = encoder.embed(&texts, threads, &cancelled);
-                if self.put(batch.id, vectors.as_deref()).is_err() || cancelled() {
-                    break;
-                }
-            }
+        let cancelled = || self.closed.load(Ordering::Relaxed);
+        let more = encoder.and_then(|encoder| {
+            let batch = self.claim()?;
+            let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
+            let vectors = encoder.embed(&texts, 1, &cancelled);
+            let vectors = vectors
+                .as_deref()
+                .ok_or_else(|| unavailable("embedder_failed"));
+            (self.put(batch.id, vectors).is_ok() && !cancelled()).then_some(())
+        });
+        if more.is_some() {
+            POOL.run(move || self.build_batch());
+            return;
         }
-        self.lock().building = false;
-        self.changed.notify_all();
+        self.lock().building -= 1;
+        self.notify();
     }
 
     /// Stops every build: nothing more is handed out, waits end `CG_GRAPH_CLOSED`.
@@ -477,7 +572,7 @@ impl Semantic {
         let mut state = self.lock();
         state.jobs.clear();
         state.out.clear();
-        self.changed.notify_all();
+        self.notify();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -523,6 +618,43 @@ fn precomputed(
             (None, status)
         }
         Offered::Entries(v) => (Some(v), status),
+    }
+}
+
+/// Whether each snapshot whose entry `derived` holds has its vectors (`None`: not yet), or the
+/// failure that stops it (the model's, or the build's last batch's).
+fn vectors_ready(state: &State, derived: &[&Derived]) -> Option<Result<()>> {
+    if let Model::Unavailable(e) = &state.model {
+        return Some(Err(e.clone()));
+    }
+    let pending: Vec<&Derived> = derived
+        .iter()
+        .copied()
+        .filter(|d| d.vectors().is_none())
+        .collect();
+    if pending.is_empty() {
+        return Some(Ok(()));
+    }
+    state
+        .jobs
+        .iter()
+        .find_map(|j| {
+            pending
+                .iter()
+                .any(|d| std::ptr::eq(*d, &*j.derived))
+                .then_some(j.failed.clone())
+                .flatten()
+        })
+        .map(Err)
+}
+
+/// The first-party encoder once loaded (`None` while it loads), or why there is none.
+fn encoder_ready(state: &State) -> Option<Result<Arc<dyn Embed>>> {
+    match &state.model {
+        Model::Builtin(m) => Some(Ok(m.clone())),
+        Model::Unavailable(e) => Some(Err(e.clone())),
+        Model::Host { .. } => Some(Err(GraphError::new(Code::Internal))),
+        Model::Loading => None,
     }
 }
 

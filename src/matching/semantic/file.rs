@@ -23,7 +23,7 @@ use std::io::Read;
 
 pub const MAGIC: &[u8; 8] = b"CGVECTS\0";
 pub const VERSION: u32 = 1;
-const MAX_ID_BYTES: usize = 512;
+use crate::ids::ID_MAX_BYTES as MAX_ID_BYTES;
 /// The most entries a file may hold.
 const MAX_ENTRIES: u64 = 10_000_000;
 
@@ -136,17 +136,18 @@ impl Status {
     }
 }
 
-/// The rules of one entry, in a file or a view's page, kept once: a capability ID of 1..=512
-/// bytes, a scale that is finite, positive and at most 1, and exactly `dims` components (another
-/// length is another model's vector).
+/// The rules of one entry, in a file or a view's page, kept once: a capability ID, after the
+/// entry before it (`after`: IDs strictly increase, so no capability has two entries), a scale
+/// that is finite, positive and at most 1, and exactly `dims` components (another length is
+/// another model's vector).
 pub fn push_entry(
     v: &mut Vectors,
-    id: &str,
+    (id, after): (&str, Option<&str>),
     hash: TextHash,
     scale: f32,
     vector: &[u8],
 ) -> Result<(), Ignored> {
-    if id.is_empty() || id.len() > MAX_ID_BYTES {
+    if !crate::ids::is_id(id) || after.is_some_and(|last| last >= id) {
         return Err(Ignored::Corrupt);
     }
     if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
@@ -256,6 +257,7 @@ fn decode_with(
     }
     let n = count as usize;
     let mut v = empty(model, dims);
+    let mut last: Option<&str> = None;
     v.data.reserve(n * dims);
     v.scales.reserve(n);
     v.hashes.reserve(n);
@@ -268,7 +270,8 @@ fn decode_with(
         let hash: TextHash = c.take(16).ok_or(short)?.try_into().map_err(|_| corrupt)?;
         let scale = f32::from_le_bytes(c.take(4).ok_or(short)?.try_into().map_err(|_| corrupt)?);
         let vector = c.take(dims).ok_or(short)?;
-        push_entry(&mut v, id, hash, scale, vector)?;
+        push_entry(&mut v, (id, last), hash, scale, vector)?;
+        last = Some(id);
         id_of(id);
     }
     if !c.0.is_empty() {
@@ -377,8 +380,7 @@ fn header(bytes: &[u8]) -> Option<(String, usize)> {
 }
 
 /// Adds a view's page of entries to `v`: each one the file's entry rules hold (see
-/// [`push_entry`]), in strictly increasing capability ID order after `last` (so no capability
-/// has two), which it moves on.
+/// [`push_entry`]) after `last`, the page's last entry before, which it moves on.
 pub fn push_page(
     v: &mut Vectors,
     items: &[&serde_json::value::RawValue],
@@ -387,9 +389,6 @@ pub fn push_page(
     use base64::Engine as _;
     for item in items {
         let e: PageEntry = serde_json::from_str(item.get()).map_err(|_| Ignored::Corrupt)?;
-        if last.as_deref().is_some_and(|l| l >= &*e.capability_id) {
-            return Err(Ignored::Corrupt);
-        }
         let hash = hex_hash(&e.text_hash).ok_or(Ignored::Corrupt)?;
         // A vector of another length is another model's: judged by its length before decoding.
         if e.vector.len() != v.dims.div_ceil(3) * 4 {
@@ -398,7 +397,13 @@ pub fn push_page(
         let vector = base64::engine::general_purpose::STANDARD
             .decode(e.vector.as_bytes())
             .map_err(|_| Ignored::Corrupt)?;
-        push_entry(v, &e.capability_id, hash, e.scale, &vector)?;
+        push_entry(
+            v,
+            (&e.capability_id, last.as_deref()),
+            hash,
+            e.scale,
+            &vector,
+        )?;
         *last = Some(e.capability_id.into_owned());
     }
     Ok(())

@@ -1,4 +1,4 @@
-use super::build::{Model, Semantic};
+use super::build::{embedded, Model, Semantic};
 use super::testing::Hashed;
 use super::*;
 use crate::error::Code;
@@ -64,17 +64,14 @@ fn rows_are_normalised_and_quantised() {
 }
 
 #[test]
-fn the_engine_builds_with_the_first_party_encoder_on_a_thread_of_its_own() {
+fn the_engine_builds_with_the_first_party_encoder_on_its_pool() {
     let s = snapshot("");
     let sem = semantic(Model::Builtin(Arc::new(Hashed(64))));
     sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s), true);
-    assert!(sem.start_building());
-    assert!(!sem.start_building(), "one builder at a time");
-    let builder = sem.clone();
-    let thread = std::thread::spawn(move || builder.build_with_encoder());
+    sem.build_on_pool();
+    sem.build_on_pool();
     sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap();
-    thread.join().unwrap();
-    assert_eq!(sem.embedded(), 3);
+    assert_eq!(sem.embedded(), 3, "each text embedded once");
     let d = derived(&sem, &s);
     let v = d.vectors().unwrap();
     assert_eq!((v.dims, v.scales.len(), v.data.len()), (64, 3, 192));
@@ -124,7 +121,7 @@ fn a_later_snapshot_embeds_only_texts_no_earlier_vector_has() {
     );
     let batch = sem.claim().unwrap();
     assert_eq!(batch.texts.len(), 3);
-    sem.put(batch.id, Some(&[1.0; 24])).unwrap();
+    sem.put(batch.id, Ok(&[1.0; 24])).unwrap();
     assert!(derived(&sem, &first).vectors().is_some());
     // Same texts: nothing to embed.
     let same = snapshot("");
@@ -169,14 +166,16 @@ fn a_bad_batch_fails_the_wait_and_is_handed_out_again() {
         Some(vec![0.0; 12]),
     ] {
         let batch = sem.claim().unwrap();
-        let e = sem.put(batch.id, bad.as_deref()).unwrap_err();
+        let e = sem
+            .put(batch.id, embedded(bad.as_deref(), None))
+            .unwrap_err();
         assert_eq!(e.code(), Code::ModelUnavailable);
         let e = sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap_err();
         assert_eq!(e.code(), Code::ModelUnavailable);
     }
     let batch = sem.claim().unwrap();
     assert_eq!(batch.texts.len(), 3);
-    sem.put(batch.id, Some(&[0.5; 12])).unwrap();
+    sem.put(batch.id, Ok(&[0.5; 12])).unwrap();
     sem.wait(&[&derived(&sem, &s)], later(60_000)).unwrap();
 }
 
@@ -219,7 +218,7 @@ fn vectors_files_round_trip_and_refuse_what_they_cannot_be() {
     sem.plan(std::slice::from_ref(&s), std::slice::from_ref(&s), true);
     let batch = sem.claim().unwrap();
     let rows: Vec<f32> = (0..12).map(|i| (i % 5) as f32 - 2.0).collect();
-    sem.put(batch.id, Some(&rows)).unwrap();
+    sem.put(batch.id, Ok(&rows)).unwrap();
     let d = derived(&sem, &s);
     let v = d.vectors().unwrap();
     let bytes = file::encode(&s, v);

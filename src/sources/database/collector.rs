@@ -56,6 +56,11 @@ pub const SCAN_PAGE_LIMIT: usize = 1_000;
 /// bytes of JSON), and every page costs the database a query and the JS layer a hand-over
 /// however few items it holds.
 pub const RELATION_PAGE_LIMIT: usize = 10_000;
+/// The most characters of JSON any page may print as, whatever it was asked for (far over every
+/// page's `maxBytes`, which one record alone may pass): the JS layer stops walking a page there,
+/// and checks a page's item count against its `limit` before walking it (the `bound` of each
+/// call), so a page far over either is refused before it is walked.
+pub const PAGE_MAX_CHARS: u64 = crate::json::ARGUMENT_MAX_CHARS;
 /// The bytes of JSON a scan page is asked for at most (`maxBytes`).
 pub const PAGE_MAX_BYTES: u64 = 262_144;
 /// The bytes of JSON a page of the bulk relation scan is asked for at most (`maxBytes`): room
@@ -515,10 +520,17 @@ impl Pending {
             page.insert("cursor".into(), cursor.as_str().into());
         }
         args.push(Value::Object(page));
-        Ok(Next::Ask(text(
-            &serde_json::json!({ "call": call, "args": args }),
-        )?))
+        Ok(Next::Ask(text(&serde_json::json!({
+            "call": call,
+            "args": args,
+            "bound": page_bound(list.limit()),
+        }))?))
     }
+}
+
+/// The bound the JS layer holds a page to before walking it (see [`PAGE_MAX_CHARS`]).
+pub(super) fn page_bound(limit: usize) -> Value {
+    serde_json::json!({ "items": limit, "chars": PAGE_MAX_CHARS })
 }
 
 impl ReadCollector {
@@ -696,6 +708,16 @@ impl ReadCollector {
             return self.vectors_page(page, items_json);
         }
         let page: WirePage = serde_json::from_str(page).map_err(internal)?;
+        // A page the JS layer found over its bound before walking it: more items than its
+        // limit breaks the page rules, far more text than any page may hold the contract.
+        match page.items.map(RawValue::get) {
+            Some(crate::json::TOO_MANY_VALUES) => return self.stop_for("invalid_store_page"),
+            Some(crate::json::TOO_MANY_CHARS) => {
+                return self
+                    .stop(serde_json::json!({ "code": Code::AdapterContractInvalid.as_str() }))
+            }
+            _ => {}
+        }
         // Text given as one array is parsed into its items once, which also proves it JSON.
         let given = match items_json {
             Some(_) if page.items.is_some() => {

@@ -208,7 +208,7 @@ fn the_collector_names_every_call_of_a_read_in_order() {
         if let Some(c) = cursor {
             page["cursor"] = json!(c);
         }
-        json!({ "call": "scanCapabilities", "args": [page] })
+        json!({ "call": "scanCapabilities", "args": [page], "bound": page_bound(1000) })
     };
     assert_eq!(calls[..3], [scan(None), scan(Some("1")), scan(Some("2"))]);
     // Then the eight streams of each record in turn, every page of each.
@@ -217,7 +217,7 @@ fn the_collector_names_every_call_of_a_read_in_order() {
         if let Some(c) = cursor {
             page["cursor"] = json!(c);
         }
-        json!({ "call": "neighbors", "args": [id, kind, page] })
+        json!({ "call": "neighbors", "args": [id, kind, page], "bound": page_bound(100) })
     };
     let mut expected = Vec::new();
     for id in ["a", "b", "c"] {
@@ -501,7 +501,7 @@ fn edges_come_from_the_bulk_scan_the_streams_or_the_records_by_what_the_view_off
     assert_eq!(names(&calls), expected);
     assert_eq!(
         calls[2],
-        json!({ "call": "scanRelations", "args": [{ "limit": RELATION_PAGE_LIMIT, "maxBytes": RELATION_PAGE_MAX_BYTES }] })
+        json!({ "call": "scanRelations", "args": [{ "limit": RELATION_PAGE_LIMIT, "maxBytes": RELATION_PAGE_MAX_BYTES }], "bound": page_bound(RELATION_PAGE_LIMIT) })
     );
     assert_eq!(calls[3]["args"][0]["cursor"], "2");
     // Without it, every stream of every record; with neither, the records only.

@@ -78,8 +78,9 @@ impl ReadCollector {
             page.insert("capabilityIds".into(), Value::Array(ids));
         }
         let args = vec![Value::from(r.vectors.model.as_str()), Value::Object(page)];
+        let bound = page_bound(SCAN_PAGE_LIMIT);
         Ok(Next::Ask(text(
-            &json!({ "call": "vectors", "args": args }),
+            &json!({ "call": "vectors", "args": args, "bound": bound }),
         )?))
     }
 
@@ -213,7 +214,7 @@ mod tests {
         let call: Value = serde_json::from_str(&call).unwrap();
         assert_eq!(
             call,
-            json!({ "call": "vectors", "args": ["m", { "limit": 1000, "maxBytes": 262144 }] })
+            json!({ "call": "vectors", "args": ["m", { "limit": 1000, "maxBytes": 262144 }], "bound": page_bound(1000) })
         );
         let page = json!({ "items": [entry("a")] });
         assert_eq!(c.page(&page.to_string()).unwrap(), Next::Done);
