@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { repoRoot, seedRoot } from './helpers.mjs';
+import { projectWithoutModel, repoRoot, seedRoot } from './helpers.mjs';
 
 /** A project that installed the package: node_modules/.bin/capability-graph. */
 function project() {
@@ -727,6 +727,24 @@ test('on a terminal a config error is followed by a line naming the file and wha
       const lying = p.run('catalog', '--config', '/proc/self/pagemap');
       assert.deepEqual([lying.code, lying.stderr], [1, `${ENVELOPE}\n`]);
     }
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('on a terminal a missing optional package is followed by the command that installs it', { skip: !/util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '') && "the pseudo-terminal comes from util-linux's script" }, () => {
+  // A project with this package and neither the MCP SDK nor the weights package installed.
+  const p = projectWithoutModel();
+  try {
+    cpSync(seedRoot, path.join(p.dir, 'seed'), { recursive: true });
+    writeFileSync(path.join(p.dir, 'capability-graph.json'), JSON.stringify({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: 'seed', definitionLayout: 'directory' } }] }));
+    const command = `'${p.bin}' mcp`;
+    const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8', input: '' });
+    // eslint-disable-next-line no-control-regex
+    const lines = r.stdout.replace(/loading providers…\r\x1b\[K/g, '').split(/\r?\n/).filter(Boolean);
+    assert.equal(r.status, 1, r.stdout);
+    assert.equal(JSON.parse(lines[0]).error.details.package, '@modelcontextprotocol/sdk');
+    assert.match(lines[1], /; install it: `npm install @modelcontextprotocol\/sdk`$/);
   } finally {
     p.cleanup();
   }

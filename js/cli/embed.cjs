@@ -41,7 +41,7 @@ async function embed(dir, flags) {
       fs.rmSync(aside, { force: true });
       throw treeError(error, file);
     }
-    return { status: 'ok', checks: [{ id: 'vectors', status: 'pass', message: `${count} capabilities embedded` }], written: [file], warnings: [] };
+    return { status: 'ok', checks: [{ id: 'vectors', status: 'pass', message: `${count} ${count === 1 ? 'capability' : 'capabilities'} embedded` }], written: [file], warnings: [] };
   } finally {
     await graph.close();
   }

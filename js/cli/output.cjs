@@ -73,7 +73,9 @@ function describe(error, index) {
 /** What a person can do next, by the error's next action. */
 const ADVICE = {
   fix_input: (command) => `check the command line (\`capability-graph help${command ? ` ${command}` : ''}\` explains it)`,
-  check_config: () => 'check the configuration (`capability-graph doctor` reports what is wrong)',
+  // A missing optional package is named in the details; installing it is the whole remedy.
+  check_config: (command, details) =>
+    typeof details?.package === 'string' ? `install it: \`npm install ${details.package}\`` : 'check the configuration (`capability-graph doctor` reports what is wrong)',
   refresh: () => 'the graph may have changed or the ID is wrong: list what exists with `capability-graph catalog` and use current IDs and revisions',
   narrow_scope: () => 'ask for less: fewer IDs, a narrower --scope, or page reads with --max-bytes',
   retry: () => 'try again',
@@ -91,7 +93,7 @@ function errorHint(error, command, suggestion) {
     ...(suggestion ? [`did you mean ${suggestion}?`] : []),
   ].join(', ');
   const what = `${message.charAt(0).toLowerCase()}${message.slice(1)}${where ? ` (${where})` : ''}`;
-  const next = ADVICE[nextAction]?.(command) ?? 'run the command again';
+  const next = ADVICE[nextAction]?.(command, details) ?? 'run the command again';
   return `capability-graph: ${what}; ${next}\n`;
 }
 
