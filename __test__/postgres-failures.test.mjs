@@ -12,6 +12,7 @@ import { CapabilityGraph, GraphError } from '@devcodex/capability-graph';
 import { postgresAuthority, publish } from '../examples/postgres-authority/adapter.mjs';
 import { repoRoot, seedRoot } from './helpers.mjs';
 import { connection, pool, server, skip, usePostgres } from './postgres-server.mjs';
+import { vectorsFileBytes } from './fixtures/vectors-file.mjs';
 
 usePostgres();
 
@@ -219,6 +220,33 @@ test('publish() refuses a vectors file larger than one for its capabilities can 
     details: { providerId: 'seed.http', file: 'vectors/acme/model.bin', maxBytes: 152 + 26 * 4_630 },
   });
   assert.deepEqual(await seedRevision(db), before);
+});
+
+test('publish() refuses a vectors file the engine refuses (an ID twice, out of order, not an ID, not a vectors file) before writing anything', { skip, timeout: 30_000 }, async () => {
+  const db = pool();
+  await publish(db, seedRoot);
+  const before = await seedRevision(db);
+  for (const [what, bytes] of [
+    ['an ID twice', vectorsFileBytes(['route', 'route'])],
+    ['out of order', vectorsFileBytes(['route.http', 'route'])],
+    ['not an ID', vectorsFileBytes(['Route'])],
+    ['not a vectors file', new TextEncoder().encode('not vectors')],
+  ]) {
+    const dir = seedCopy((d) => {
+      mkdirSync(path.join(d, 'vectors'), { recursive: true });
+      writeFileSync(path.join(d, 'vectors', 'words-v1.bin'), bytes);
+    });
+    const error = await rejection(publish(db, dir), what);
+    assertClean(error, what);
+    assert.deepEqual(error.toJSON(), {
+      code: 'CG_INPUT_INVALID',
+      phase: 'load',
+      message: 'Request input is invalid',
+      nextAction: 'fix_input',
+      details: { providerId: 'seed.http', file: 'vectors/words-v1.bin', field: 'bytes' },
+    }, what);
+    assert.deepEqual(await seedRevision(db), before, `${what}: nothing committed`);
+  }
 });
 
 test('publish() reports a database it cannot use as CG_CONFIG_INVALID without the driver\'s words: retry when it cannot connect', { skip, timeout: 30_000 }, async () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { CapabilityGraph, readVectorsFile, semanticExecutor } from '@devcodex/capability-graph';
 import { needsModel, rejectsWith, repoRoot, throwsWith } from './helpers.mjs';
 import { vectors } from './fixtures/words-embedder.mjs';
+import { vectorsFileBytes } from './fixtures/vectors-file.mjs';
 
 /** The embedder module the CLI loads, the one this process embeds with. */
 const EMBEDDER = path.join(repoRoot, '__test__', 'fixtures', 'words-embedder.mjs');
@@ -302,16 +303,6 @@ test('status() and readVectorsFile() reject what they cannot take', async () => 
   throwsWith(() => readVectorsFile('not bytes'), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'bytes' });
   throwsWith(() => readVectorsFile(new Uint8Array([1, 2, 3])), 'CG_INPUT_INVALID', 'query', 'fix_input', { field: 'bytes' });
 });
-
-/** A vectors file's bytes (the documented layout) with entries for `ids`, in that order. */
-function vectorsFileBytes(ids, model = 'words-v1', dims = 4) {
-  const u32 = (n) => Buffer.from(Uint32Array.of(n).buffer);
-  const parts = [Buffer.from('CGVECTS\0'), u32(1), u32(model.length), Buffer.from(model), u32(dims), u32(ids.length)];
-  for (const id of ids) {
-    parts.push(Buffer.from(Uint16Array.of(id.length).buffer), Buffer.from(id), Buffer.alloc(16, 7), Buffer.from(Float32Array.of(0.5).buffer), Buffer.alloc(dims, 1));
-  }
-  return new Uint8Array(Buffer.concat(parts));
-}
 
 test('readVectorsFile() holds a file to the rule a view\'s vectors() pages are held to: capability IDs, each once, in order', async () => {
   const read = readVectorsFile(vectorsFileBytes(['a.one', 'a.two']));

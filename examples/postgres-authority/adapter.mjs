@@ -633,8 +633,9 @@ const vectorsBudget = (count) => 152 + (2 * count + 16) * (2 + 512 + 16 + 4 + 40
 /**
  * Replaces the provider's precomputed vectors (cg_vectors) with the entries of the folder's
  * vectors files (`vectors/<model-id>.bin`, from `capability-graph embed`) for the `count`
- * capabilities published, decoded by the engine (`readVectorsFile`); a file that is not one is
- * left out, one larger than a vectors file for them can be is refused (`CG_INPUT_TOO_LARGE`)
+ * capabilities published, decoded by the engine (`readVectorsFile`); a file the engine refuses
+ * (not a vectors file, or entries out of order, repeated or not capability IDs) is refused
+ * (`CG_INPUT_INVALID`), one larger than a vectors file for them can be (`CG_INPUT_TOO_LARGE`)
  * before it is read, and without files the provider has none (hosts then embed it). An entry
  * whose capability's text changed since the file was written is stored too but never used:
  * hosts check each one's text hash and embed that capability instead, so run
@@ -653,7 +654,9 @@ async function publishVectors(client, providerId, providerDir, count) {
     try {
       read = readVectorsFile(file.bytes);
     } catch {
-      continue;
+      // Stored as it is, such a file would fail the publish half-way (an ID twice) or give hosts
+      // entries their own vectors file would not: refused before anything is written.
+      throw new GraphError({ code: 'CG_INPUT_INVALID', phase: 'load', details: { providerId, file: rel, field: 'bytes' } });
     }
     // Written under the model the file names, whatever its path says.
     for (let at = 0; at < read.entries.length; at += BATCH) {
