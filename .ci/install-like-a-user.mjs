@@ -282,7 +282,7 @@ check(doctor.status === 'ok', 'doctor after init');
 
 step("the README's install from packed tarballs (the platform package's tarball, then the main one's)");
 const fromTarballs = project('tarball-app');
-const tarballInstall = blockAfter('README.md', 'or from packed tarballs', 'sh')
+const tarballInstall = blockAfter('README.md', 'install packed tarballs', 'sh')
   .split('\n')
   .find((l) => l.startsWith('npm install '));
 check(tarballInstall, 'the README shows the npm install of the two tarballs');
