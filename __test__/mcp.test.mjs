@@ -388,6 +388,8 @@ test('`capability-graph mcp` on the shipped config serves seed_ tools with the i
   }
 });
 
+const HTTP_INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
 /** GETs or POSTs `path` on `port` with raw headers (a Host header fetch would not send). */
 async function rawRequest(port, headers, body) {
   const http = await import('node:http');
@@ -395,7 +397,7 @@ async function rawRequest(port, headers, body) {
     const req = http.request({ host: '127.0.0.1', port, path: '/mcp', method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
+      res.on('end', () => resolve({ status: res.statusCode, text, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -453,6 +455,65 @@ test('Streamable HTTP, stateless: SDK clients list and call over one graph; the 
     server.on('request', (req, res) => named(req, res));
     assert.equal((await rawRequest(port, { ...accept, host: `mcp.internal:${port}` }, init)).status, 200);
     assert.equal((await rawRequest(port, { ...accept, host: `127.0.0.1:${port}` }, init)).status, 403);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+});
+
+test('Streamable HTTP checks Origin by default: none, its own loopback origin or an allowed one is served, any other 403', async () => {
+  const http = await import('node:http');
+  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  let handler = createMcpHttpHandler(graph);
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` };
+  const status = async (origin) => (await rawRequest(port, { ...headers, ...(origin ? { origin } : {}) }, HTTP_INIT)).status;
+  try {
+    assert.equal(await status(undefined), 200);
+    assert.equal(await status(`http://127.0.0.1:${port}`), 200);
+    assert.equal(await status(`http://localhost:${port}`), 200);
+    const foreign = await rawRequest(port, { ...headers, origin: 'https://attacker.example' }, HTTP_INIT);
+    assert.equal(foreign.status, 403);
+    assert.equal(JSON.parse(foreign.text).error.code, -32000);
+    assert.equal(await status(`http://127.0.0.1:${port + 1}`), 403);
+    assert.equal(await status('null'), 403);
+    handler = createMcpHttpHandler(graph, { allowedOrigins: ['https://app.example'] });
+    assert.equal(await status('https://app.example'), 200);
+    assert.equal(await status(`http://localhost:${port}`), 200);
+    assert.equal(await status('https://other.example'), 403);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+});
+
+test('Streamable HTTP with auth.bearer: a request without one of the tokens is 401 with WWW-Authenticate: Bearer', async () => {
+  const http = await import('node:http');
+  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  let handler = createMcpHttpHandler(graph, { auth: { bearer: 'first-token' } });
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` };
+  const send = (authorization) => rawRequest(port, { ...headers, ...(authorization ? { authorization } : {}) }, HTTP_INIT);
+  try {
+    for (const authorization of [undefined, 'Bearer wrong-token', 'Bearer first-toke', 'Basic first-token', 'first-token']) {
+      const refused = await send(authorization);
+      assert.equal(refused.status, 401, String(authorization));
+      assert.equal(refused.headers['www-authenticate'], 'Bearer');
+    }
+    assert.equal((await send('Bearer first-token')).status, 200);
+    handler = createMcpHttpHandler(graph, { auth: { bearer: ['first-token', 'second-token'] } });
+    assert.equal((await send('Bearer second-token')).status, 200);
+    assert.equal((await send('Bearer first-token')).status, 200);
+    assert.equal((await send('Bearer third-token')).status, 401);
+    for (const auth of [{ bearer: '' }, { bearer: [] }, { bearer: [1] }, { token: 'x' }, 'x']) {
+      assert.throws(() => createMcpHttpHandler(graph, { auth }), (e) => e.code === 'CG_INPUT_INVALID' && /^auth/.test(e.details.field), JSON.stringify(auth));
+    }
   } finally {
     await new Promise((resolve) => server.close(resolve));
     await graph.close();
