@@ -620,6 +620,52 @@ async function rawExchange(port, text) {
   });
 }
 
+/** A handler serving the seed over HTTP on loopback for `run(port, headers)`. */
+async function withSeedHttp(run) {
+  const http = await import('node:http');
+  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  const handler = createMcpHttpHandler(graph, { prefix: 'seed_' });
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  try {
+    await run(port, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+}
+
+const toolsCall = (id, params) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
+
+// The guard ends the wait of a server that would never answer; nothing here measures time.
+test('Streamable HTTP answers every request of a batch that cancels its own call', { timeout: 30_000 }, () =>
+  withSeedHttp(async (port, headers) => {
+    const batch = [
+      toolsCall(1, { name: 'seed_list_providers', arguments: {} }),
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } },
+    ];
+    const answered = await rawRequest(port, headers, JSON.stringify(batch));
+    assert.equal(answered.status, 200);
+    const answers = JSON.parse(answered.text);
+    assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2]);
+    assert.ok(answers.every((a) => a.result || a.error), answered.text);
+  }));
+
+test('tools/call without a name or with non-object arguments is invalid params (-32602) in one line', () =>
+  withSeedHttp(async (port, headers) => {
+    for (const params of [{}, { arguments: {} }, { name: 'seed_list_providers', arguments: 5 }, { name: 'seed_list_providers', arguments: [] }, { name: 7 }]) {
+      const one = await rawRequest(port, headers, JSON.stringify(toolsCall(3, params)));
+      const { error } = JSON.parse(one.text);
+      assert.equal(error.code, -32602, JSON.stringify(params));
+      assert.doesNotMatch(error.message, /\n/);
+      assert.match(error.message, /params\.(name|arguments)/);
+    }
+  }));
+
 test('`capability-graph mcp --http` takes its tokens and origins from the config\'s mcp.http block and the flags', async () => {
   const { config, dir } = await httpProject({ tokenFile: 'token', allowedOrigins: ['https://app.example'] });
   const served = await serveCli(['--config', config, '--http', '0']);

@@ -50,6 +50,18 @@ async function measuredBody(req, res, maxBytes) {
   }
 }
 
+/**
+ * A batch without the `notifications/cancelled` that name one of its own requests. The SDK
+ * answers nothing for a cancelled request, and the stateless transport answers a batch only once
+ * every request in it is answered: a batch holding a call and its cancel would get no response.
+ * Cancelling is not supported over stateless HTTP (docs: Exposure), so the call is answered.
+ */
+function withoutOwnCancels(message) {
+  if (!Array.isArray(message)) return message;
+  const ids = new Set(message.filter((m) => m && typeof m === 'object' && 'id' in m && typeof m.method === 'string').map((m) => m.id));
+  return message.filter((m) => !(m && typeof m === 'object' && m.method === 'notifications/cancelled' && ids.has(m.params?.requestId)));
+}
+
 /** A list of non-empty strings, or undefined. */
 function hostList(value, field) {
   if (value === undefined) return undefined;
@@ -142,7 +154,7 @@ function createMcpHttpHandler(graph, options = {}) {
       const body = parsedBody === undefined ? await measuredBody(req, res, maxRequestBodySize ?? DEFAULT_MAX_BODY_BYTES) : { parsed: parsedBody };
       if (body === undefined) return;
       await server.connect(transport);
-      await transport.handleRequest(req, res, body.parsed);
+      await transport.handleRequest(req, res, withoutOwnCancels(body.parsed));
     } catch {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });
