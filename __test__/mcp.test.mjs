@@ -461,17 +461,29 @@ test('Streamable HTTP, stateless: SDK clients list and call over one graph; the 
   }
 });
 
-test('Streamable HTTP checks Origin by default: none, its own loopback origin or an allowed one is served, any other 403', async () => {
+/** The seed served over HTTP on loopback by createMcpHttpHandler(graph, options) for
+ *  `run({ port, headers, graph, serve })`; `serve(options)` swaps the handler's options. */
+async function withSeedHttp(options, run) {
   const http = await import('node:http');
   const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
   const graph = await CapabilityGraph.open({ providers: [seedSource()] });
-  let handler = createMcpHttpHandler(graph);
+  let handler = createMcpHttpHandler(graph, options);
   const server = http.createServer((req, res) => handler(req, res));
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` };
-  const status = async (origin) => (await rawRequest(port, { ...headers, ...(origin ? { origin } : {}) }, HTTP_INIT)).status;
+  const serve = (next) => (handler = createMcpHttpHandler(graph, next));
   try {
+    await run({ port, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` }, graph, serve });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+}
+
+test('Streamable HTTP checks Origin by default: none, its own loopback origin or an allowed one is served, any other 403', () =>
+  withSeedHttp({}, async ({ port, headers, serve }) => {
+    const status = async (origin) => (await rawRequest(port, { ...headers, ...(origin ? { origin } : {}) }, HTTP_INIT)).status;
     assert.equal(await status(undefined), 200);
     assert.equal(await status(`http://127.0.0.1:${port}`), 200);
     assert.equal(await status(`http://localhost:${port}`), 200);
@@ -480,62 +492,38 @@ test('Streamable HTTP checks Origin by default: none, its own loopback origin or
     assert.equal(JSON.parse(foreign.text).error.code, -32000);
     assert.equal(await status(`http://127.0.0.1:${port + 1}`), 403);
     assert.equal(await status('null'), 403);
-    handler = createMcpHttpHandler(graph, { allowedOrigins: ['https://app.example'] });
+    serve({ allowedOrigins: ['https://app.example'] });
     assert.equal(await status('https://app.example'), 200);
     assert.equal(await status(`http://localhost:${port}`), 200);
     assert.equal(await status('https://other.example'), 403);
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-    await graph.close();
-  }
-});
+  }));
 
-test('Streamable HTTP with auth.bearer: a request without one of the tokens is 401 with WWW-Authenticate: Bearer', async () => {
-  const http = await import('node:http');
-  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
-  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
-  let handler = createMcpHttpHandler(graph, { auth: { bearer: 'first-token' } });
-  const server = http.createServer((req, res) => handler(req, res));
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` };
-  const send = (authorization) => rawRequest(port, { ...headers, ...(authorization ? { authorization } : {}) }, HTTP_INIT);
-  try {
+test('Streamable HTTP with auth.bearer: a request without one of the tokens is 401 with WWW-Authenticate: Bearer', () =>
+  withSeedHttp({ auth: { bearer: 'first-token' } }, async ({ port, headers, serve }) => {
+    const send = (authorization) => rawRequest(port, { ...headers, ...(authorization ? { authorization } : {}) }, HTTP_INIT);
     for (const authorization of [undefined, 'Bearer wrong-token', 'Bearer first-toke', 'Basic first-token', 'first-token']) {
       const refused = await send(authorization);
       assert.equal(refused.status, 401, String(authorization));
       assert.equal(refused.headers['www-authenticate'], 'Bearer');
     }
     assert.equal((await send('Bearer first-token')).status, 200);
-    handler = createMcpHttpHandler(graph, { auth: { bearer: ['first-token', 'second-token'] } });
+    serve({ auth: { bearer: ['first-token', 'second-token'] } });
     assert.equal((await send('Bearer second-token')).status, 200);
     assert.equal((await send('Bearer first-token')).status, 200);
     assert.equal((await send('Bearer third-token')).status, 401);
     for (const auth of [{ bearer: '' }, { bearer: [] }, { bearer: [1] }, { token: 'x' }, 'x']) {
-      assert.throws(() => createMcpHttpHandler(graph, { auth }), (e) => e.code === 'CG_INPUT_INVALID' && /^auth/.test(e.details.field), JSON.stringify(auth));
+      assert.throws(() => serve({ auth }), (e) => e.code === 'CG_INPUT_INVALID' && /^auth/.test(e.details.field), JSON.stringify(auth));
     }
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-    await graph.close();
-  }
-});
+  }));
 
 test('`capability-graph mcp --http` serves the shipped config over Streamable HTTP on loopback', async () => {
-  const { spawn, spawnSync } = await import('node:child_process');
+  const { spawnSync } = await import('node:child_process');
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
   const config = path.join(repoRoot, 'examples', 'capability-graph.json');
-  const child = spawn(process.execPath, [cli, 'mcp', '--config', config, '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const served = await serveCli(['--config', config, '--http', '0']);
+  const { url } = served;
   try {
-    let stderr = '';
-    const url = await new Promise((resolve, reject) => {
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-        const found = /at (http:\/\/\S+)\n/.exec(stderr);
-        if (found) resolve(found[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const client = new Client({ name: 'cli-http', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -548,9 +536,7 @@ test('`capability-graph mcp --http` serves the shipped config over Streamable HT
     const port = Number(new URL(url).port);
     assert.equal((await rawRequest(port, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `evil.example:${port}` }, '{}')).status, 403);
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    if (child.exitCode === null) child.kill('SIGTERM');
-    assert.deepEqual(await exited, { code: 0, signal: null });
+    await served.stop();
   }
   // A port in use is the config's to change.
   const net = await import('node:net');
@@ -586,7 +572,7 @@ async function httpProject(http, token = 'cli-token-1') {
   return { dir, config };
 }
 
-/** `capability-graph mcp ARGS` serving over HTTP: its port, and stop() (asserting exit 0). */
+/** `capability-graph mcp ARGS` serving over HTTP: its URL and port, and stop() (asserting exit 0). */
 async function serveCli(args, env = {}) {
   const { spawn } = await import('node:child_process');
   const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
@@ -605,7 +591,7 @@ async function serveCli(args, env = {}) {
     if (child.exitCode === null) child.kill('SIGTERM');
     assert.deepEqual(await exited, { code: 0, signal: null });
   };
-  return { port: Number(new URL(url).port), stop };
+  return { url, port: Number(new URL(url).port), stop };
 }
 
 /** What a raw TCP client reads on `port` after writing `text`, until the server closes. */
@@ -620,29 +606,11 @@ async function rawExchange(port, text) {
   });
 }
 
-/** A handler serving the seed over HTTP on loopback for `run(port, headers)`. */
-async function withSeedHttp(run) {
-  const http = await import('node:http');
-  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
-  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
-  const handler = createMcpHttpHandler(graph, { prefix: 'seed_' });
-  const server = http.createServer((req, res) => handler(req, res));
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  try {
-    await run(port, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` });
-  } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-    await graph.close();
-  }
-}
-
 const toolsCall = (id, params) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
 
 // The guard ends the wait of a server that would never answer; nothing here measures time.
 test('Streamable HTTP answers every request of a batch that cancels its own call', { timeout: 30_000 }, () =>
-  withSeedHttp(async (port, headers) => {
+  withSeedHttp({ prefix: 'seed_' }, async ({ port, headers }) => {
     const batch = [
       toolsCall(1, { name: 'seed_list_providers', arguments: {} }),
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
@@ -656,7 +624,7 @@ test('Streamable HTTP answers every request of a batch that cancels its own call
   }));
 
 test('tools/call without a name or with non-object arguments is invalid params (-32602) in one line', () =>
-  withSeedHttp(async (port, headers) => {
+  withSeedHttp({ prefix: 'seed_' }, async ({ port, headers }) => {
     for (const params of [{}, { arguments: {} }, { name: 'seed_list_providers', arguments: 5 }, { name: 'seed_list_providers', arguments: [] }, { name: 7 }]) {
       const one = await rawRequest(port, headers, JSON.stringify(toolsCall(3, params)));
       const { error } = JSON.parse(one.text);
