@@ -1422,10 +1422,14 @@ export interface McpHttpHandlerOptions extends McpServerOptions {
   /** Host header values accepted (DNS-rebinding protection, always on), e.g. `"mcp.internal:8080"`.
    *  Default: `127.0.0.1`, `localhost` and `[::1]` with the port the request came in on. */
   allowedHosts?: string[] | undefined;
-  /** Origin header values accepted when a request sends one (default: any). */
+  /** Origin header values accepted besides the server's own loopback origin; a request
+   *  without Origin is served, any other Origin gets 403. */
   allowedOrigins?: string[] | undefined;
   /** The largest request body read, in bytes (the MCP SDK's default: 4 MiB). */
   maxRequestBodySize?: number | undefined;
+  /** Bearer token(s) a request must send as `Authorization: Bearer TOKEN`; otherwise 401 with
+   *  `WWW-Authenticate: Bearer`, before the body is read. Compared in constant time. */
+  auth?: { bearer: string | string[] } | undefined;
 }
 
 /** A Node.js request listener serving MCP over Streamable HTTP in stateless mode: a server and

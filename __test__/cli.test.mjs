@@ -930,7 +930,7 @@ test('help COMMAND explains the command: what it does, every flag, an example an
     spec: ['--knowledge', '--max-bytes', '--cursor'],
     match: ['--context', '--limit'],
     export: ['--provider', '--format'],
-    mcp: ['--prefix', '--document-bodies', '--http', '--allowed-host', '--watch'],
+    mcp: ['--prefix', '--document-bodies', '--http', '--allowed-host', '--allowed-origin', '--token-file', '--allow-unauthenticated', '--watch'],
     doctor: [],
     init: ['--provider-id', '--dry-run', '--force'],
     migrate: ['--dry-run'],

@@ -388,6 +388,8 @@ test('`capability-graph mcp` on the shipped config serves seed_ tools with the i
   }
 });
 
+const HTTP_INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
 /** GETs or POSTs `path` on `port` with raw headers (a Host header fetch would not send). */
 async function rawRequest(port, headers, body) {
   const http = await import('node:http');
@@ -395,7 +397,7 @@ async function rawRequest(port, headers, body) {
     const req = http.request({ host: '127.0.0.1', port, path: '/mcp', method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
+      res.on('end', () => resolve({ status: res.statusCode, text, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -459,22 +461,69 @@ test('Streamable HTTP, stateless: SDK clients list and call over one graph; the 
   }
 });
 
+/** The seed served over HTTP on loopback by createMcpHttpHandler(graph, options) for
+ *  `run({ port, headers, graph, serve })`; `serve(options)` swaps the handler's options. */
+async function withSeedHttp(options, run) {
+  const http = await import('node:http');
+  const { createMcpHttpHandler } = await import('@devcodex/capability-graph');
+  const graph = await CapabilityGraph.open({ providers: [seedSource()] });
+  let handler = createMcpHttpHandler(graph, options);
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  const serve = (next) => (handler = createMcpHttpHandler(graph, next));
+  try {
+    await run({ port, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` }, graph, serve });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await graph.close();
+  }
+}
+
+test('Streamable HTTP checks Origin by default: none, its own loopback origin or an allowed one is served, any other 403', () =>
+  withSeedHttp({}, async ({ port, headers, serve }) => {
+    const status = async (origin) => (await rawRequest(port, { ...headers, ...(origin ? { origin } : {}) }, HTTP_INIT)).status;
+    assert.equal(await status(undefined), 200);
+    assert.equal(await status(`http://127.0.0.1:${port}`), 200);
+    assert.equal(await status(`http://localhost:${port}`), 200);
+    const foreign = await rawRequest(port, { ...headers, origin: 'https://attacker.example' }, HTTP_INIT);
+    assert.equal(foreign.status, 403);
+    assert.equal(JSON.parse(foreign.text).error.code, -32000);
+    assert.equal(await status(`http://127.0.0.1:${port + 1}`), 403);
+    assert.equal(await status('null'), 403);
+    serve({ allowedOrigins: ['https://app.example'] });
+    assert.equal(await status('https://app.example'), 200);
+    assert.equal(await status(`http://localhost:${port}`), 200);
+    assert.equal(await status('https://other.example'), 403);
+  }));
+
+test('Streamable HTTP with auth.bearer: a request without one of the tokens is 401 with WWW-Authenticate: Bearer', () =>
+  withSeedHttp({ auth: { bearer: 'first-token' } }, async ({ port, headers, serve }) => {
+    const send = (authorization) => rawRequest(port, { ...headers, ...(authorization ? { authorization } : {}) }, HTTP_INIT);
+    for (const authorization of [undefined, 'Bearer wrong-token', 'Bearer first-toke', 'Basic first-token', 'first-token']) {
+      const refused = await send(authorization);
+      assert.equal(refused.status, 401, String(authorization));
+      assert.equal(refused.headers['www-authenticate'], 'Bearer');
+    }
+    assert.equal((await send('Bearer first-token')).status, 200);
+    serve({ auth: { bearer: ['first-token', 'second-token'] } });
+    assert.equal((await send('Bearer second-token')).status, 200);
+    assert.equal((await send('Bearer first-token')).status, 200);
+    assert.equal((await send('Bearer third-token')).status, 401);
+    for (const auth of [{ bearer: '' }, { bearer: [] }, { bearer: [1] }, { token: 'x' }, 'x']) {
+      assert.throws(() => serve({ auth }), (e) => e.code === 'CG_INPUT_INVALID' && /^auth/.test(e.details.field), JSON.stringify(auth));
+    }
+  }));
+
 test('`capability-graph mcp --http` serves the shipped config over Streamable HTTP on loopback', async () => {
-  const { spawn, spawnSync } = await import('node:child_process');
+  const { spawnSync } = await import('node:child_process');
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
   const config = path.join(repoRoot, 'examples', 'capability-graph.json');
-  const child = spawn(process.execPath, [cli, 'mcp', '--config', config, '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const served = await serveCli(['--config', config, '--http', '0']);
+  const { url } = served;
   try {
-    let stderr = '';
-    const url = await new Promise((resolve, reject) => {
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-        const found = /at (http:\/\/\S+)\n/.exec(stderr);
-        if (found) resolve(found[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const client = new Client({ name: 'cli-http', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -487,9 +536,7 @@ test('`capability-graph mcp --http` serves the shipped config over Streamable HT
     const port = Number(new URL(url).port);
     assert.equal((await rawRequest(port, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `evil.example:${port}` }, '{}')).status, 403);
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    if (child.exitCode === null) child.kill('SIGTERM');
-    assert.deepEqual(await exited, { code: 0, signal: null });
+    await served.stop();
   }
   // A port in use is the config's to change.
   const net = await import('node:net');
@@ -510,6 +557,210 @@ test('`capability-graph mcp --http` serves the shipped config over Streamable HT
     const { error } = JSON.parse(run.stderr);
     assert.deepEqual([error.code, error.phase, error.details.field], ['CG_INPUT_INVALID', 'config', args[0]]);
   }
+});
+
+/** A config serving the seed provider with `http` as its mcp.http block, in a fresh folder
+ *  beside a token file `token` holding `token`. */
+async function httpProject(http, token = 'cli-token-1') {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const os = await import('node:os');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cg-mcp-http-'));
+  writeFileSync(path.join(dir, 'token'), `${token}\n`);
+  const config = path.join(dir, 'capability-graph.json');
+  const providers = [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: seedRoot, definitionLayout: 'directory' } }];
+  writeFileSync(config, JSON.stringify({ providers, mcp: { prefix: 'seed_', ...(http ? { http } : {}) } }));
+  return { dir, config };
+}
+
+/** `capability-graph mcp ARGS` serving over HTTP: its URL and port, and stop() (asserting exit 0). */
+async function serveCli(args, env = {}) {
+  const { spawn } = await import('node:child_process');
+  const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
+  const child = spawn(process.execPath, [cli, 'mcp', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      const found = /at (http:\/\/\S+)\n/.exec(stderr);
+      if (found) resolve(found[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    if (child.exitCode === null) child.kill('SIGTERM');
+    assert.deepEqual(await exited, { code: 0, signal: null });
+  };
+  return { url, port: Number(new URL(url).port), stop };
+}
+
+/** What a raw TCP client reads on `port` after writing `text`, until the server closes. */
+async function rawExchange(port, text) {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+    socket.on('data', (d) => (got += d));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(got));
+  });
+}
+
+const toolsCall = (id, params) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
+
+// The guard ends the wait of a server that would never answer; nothing here measures time.
+test('Streamable HTTP answers every request of a batch that cancels its own call', { timeout: 30_000 }, () =>
+  withSeedHttp({ prefix: 'seed_' }, async ({ port, headers }) => {
+    const batch = [
+      toolsCall(1, { name: 'seed_list_providers', arguments: {} }),
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } },
+    ];
+    const answered = await rawRequest(port, headers, JSON.stringify(batch));
+    assert.equal(answered.status, 200);
+    const answers = JSON.parse(answered.text);
+    assert.deepEqual(answers.map((a) => a.id).sort(), [1, 2]);
+    assert.ok(answers.every((a) => a.result || a.error), answered.text);
+  }));
+
+test('tools/call without a name or with non-object arguments is invalid params (-32602) in one line', () =>
+  withSeedHttp({ prefix: 'seed_' }, async ({ port, headers }) => {
+    for (const params of [{}, { arguments: {} }, { name: 'seed_list_providers', arguments: 5 }, { name: 'seed_list_providers', arguments: [] }, { name: 7 }]) {
+      const one = await rawRequest(port, headers, JSON.stringify(toolsCall(3, params)));
+      const { error } = JSON.parse(one.text);
+      assert.equal(error.code, -32602, JSON.stringify(params));
+      assert.doesNotMatch(error.message, /\n/);
+      assert.match(error.message, /params\.(name|arguments)/);
+    }
+  }));
+
+test('`capability-graph mcp --http` takes its tokens and origins from the config\'s mcp.http block and the flags', async () => {
+  const { config, dir } = await httpProject({ tokenFile: 'token', allowedOrigins: ['https://app.example'] });
+  const served = await serveCli(['--config', config, '--http', '0']);
+  const { port } = served;
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}` };
+  const bearer = { ...headers, authorization: 'Bearer cli-token-1' };
+  try {
+    const refused = await rawRequest(port, headers, HTTP_INIT);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['www-authenticate'], 'Bearer');
+    assert.equal((await rawRequest(port, { ...headers, authorization: 'Bearer nope' }, HTTP_INIT)).status, 401);
+    assert.equal((await rawRequest(port, bearer, HTTP_INIT)).status, 200);
+    assert.equal((await rawRequest(port, { ...bearer, origin: 'https://app.example' }, HTTP_INIT)).status, 200);
+    assert.equal((await rawRequest(port, { ...bearer, origin: 'https://attacker.example' }, HTTP_INIT)).status, 403);
+  } finally {
+    await served.stop();
+  }
+  // Flags win over the block; the environment's token serves when no --token-file is given.
+  const flagged = await serveCli(['--config', config, '--http', '0', '--allowed-origin', 'https://other.example'], { CAPABILITY_GRAPH_MCP_TOKEN: 'env-token' });
+  try {
+    const h = { ...headers, host: `127.0.0.1:${flagged.port}`, authorization: 'Bearer env-token' };
+    assert.equal((await rawRequest(flagged.port, { ...h, origin: 'https://other.example' }, HTTP_INIT)).status, 200);
+    assert.equal((await rawRequest(flagged.port, { ...h, origin: 'https://app.example' }, HTTP_INIT)).status, 403);
+    assert.equal((await rawRequest(flagged.port, { ...h, authorization: 'Bearer cli-token-1' }, HTTP_INIT)).status, 401);
+  } finally {
+    await flagged.stop();
+  }
+  const byFlag = await serveCli(['--config', config, '--http', '0', '--token-file', path.join(dir, 'token')], { CAPABILITY_GRAPH_MCP_TOKEN: 'env-token' });
+  try {
+    const h = { ...headers, host: `127.0.0.1:${byFlag.port}` };
+    assert.equal((await rawRequest(byFlag.port, { ...h, authorization: 'Bearer cli-token-1' }, HTTP_INIT)).status, 200);
+    assert.equal((await rawRequest(byFlag.port, { ...h, authorization: 'Bearer env-token' }, HTTP_INIT)).status, 401);
+  } finally {
+    await byFlag.stop();
+  }
+});
+
+test('`capability-graph mcp --http` refuses a non-loopback address without a token before it listens', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
+  const { config, dir } = await httpProject({});
+  // 192.0.2.1 (TEST-NET) is no address of this machine: listening on it fails, so an error
+  // without the reason would mean the check came after listening.
+  const run = (args, env = {}) => {
+    const r = spawnSync(process.execPath, [cli, 'mcp', '--config', config, '--http', '192.0.2.1:8080', ...args], { encoding: 'utf8', input: '', env: { ...process.env, CAPABILITY_GRAPH_MCP_TOKEN: '', ...env }, timeout: 60_000 });
+    assert.equal(r.status, 1, r.stderr);
+    return JSON.parse(r.stderr).error;
+  };
+  const refused = run([]);
+  assert.deepEqual([refused.code, refused.phase, refused.nextAction, refused.details], ['CG_CONFIG_INVALID', 'config', 'check_config', { path: '--http', reason: 'unauthenticated_bind' }]);
+  // With a token or the explicit waiver the bind is attempted (and fails here as any address).
+  for (const [args, env] of [[['--allow-unauthenticated'], {}], [['--token-file', path.join(dir, 'token')], {}], [[], { CAPABILITY_GRAPH_MCP_TOKEN: 't' }]]) {
+    const { details } = run(args, env);
+    assert.deepEqual([details.path, details.reason], ['--http', undefined], args.join(' '));
+  }
+  const waived = await httpProject({ allowUnauthenticated: true });
+  const r = spawnSync(process.execPath, [cli, 'mcp', '--config', waived.config, '--http', '192.0.2.1:8080'], { encoding: 'utf8', input: '', timeout: 60_000 });
+  assert.deepEqual([JSON.parse(r.stderr).error.details.path, JSON.parse(r.stderr).error.details.reason], ['--http', undefined]);
+  // A token file that holds no token is the config's to fix; the HTTP flags need --http.
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(path.join(dir, 'empty'), '\n');
+  assert.deepEqual(run(['--token-file', path.join(dir, 'empty')]).details.path, '--token-file');
+  for (const flag of [['--token-file', 'x'], ['--allowed-origin', 'https://a.example'], ['--allow-unauthenticated']]) {
+    const u = spawnSync(process.execPath, [cli, 'mcp', '--config', config, ...flag], { encoding: 'utf8', input: '' });
+    assert.equal(u.status, 1);
+    assert.deepEqual([JSON.parse(u.stderr).error.code, JSON.parse(u.stderr).error.details.field], ['CG_INPUT_INVALID', flag[0]]);
+  }
+});
+
+test('`capability-graph mcp --http` caps connections (503 past maxConnections) and unfinished requests (408)', async () => {
+  const net = await import('node:net');
+  const { config } = await httpProject({ tokenFile: 'token', maxConnections: 2 });
+  const capped = await serveCli(['--config', config, '--http', '0']);
+  const held = [];
+  try {
+    // Two connections each answered once and kept open hold the cap.
+    for (let i = 0; i < 2; i += 1) {
+      const socket = net.connect(capped.port, '127.0.0.1');
+      held.push(socket);
+      await new Promise((resolve, reject) => {
+        socket.once('data', (d) => (String(d).startsWith('HTTP/1.1 405') ? resolve() : reject(new Error(String(d)))));
+        socket.once('error', reject);
+        socket.write(`GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:${capped.port}\r\nauthorization: Bearer cli-token-1\r\n\r\n`);
+      });
+    }
+    const refused = await rawExchange(capped.port, `GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:${capped.port}\r\n\r\n`);
+    assert.match(refused, /^HTTP\/1\.1 503 /);
+    assert.equal(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)).error.message, 'Too many connections');
+  } finally {
+    for (const socket of held) socket.destroy();
+    await capped.stop();
+  }
+  const short = await httpProject({ tokenFile: 'token', headersTimeoutMs: 50, bodyTimeoutMs: 50 });
+  const bounded = await serveCli(['--config', short.config, '--http', '0']);
+  try {
+    // Headers never finished, then a body never finished: each answered 408 and closed.
+    assert.match(await rawExchange(bounded.port, `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${bounded.port}\r\n`), /^HTTP\/1\.1 408 /);
+    const head = `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${bounded.port}\r\nauthorization: Bearer cli-token-1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 100000\r\n\r\n{"jsonrpc":`;
+    assert.match(await rawExchange(bounded.port, head), /^HTTP\/1\.1 408 /);
+  } finally {
+    await bounded.stop();
+  }
+});
+
+test('the mcp.http block holds exactly the D27 settings; anything else there is CG_CONFIG_INVALID at its key', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
+  for (const [http, where] of [
+    [{ tokenFile: '' }, 'mcp.http.tokenFile'],
+    [{ allowedOrigins: [] }, 'mcp.http.allowedOrigins'],
+    [{ allowUnauthenticated: 'yes' }, 'mcp.http.allowUnauthenticated'],
+    [{ maxConnections: 0 }, 'mcp.http.maxConnections'],
+    [{ headersTimeoutMs: 1.5 }, 'mcp.http.headersTimeoutMs'],
+    [{ bodyTimeoutMs: -1 }, 'mcp.http.bodyTimeoutMs'],
+    [{ token: 'secret' }, 'mcp.http.token'],
+    [[], 'mcp.http'],
+  ]) {
+    const { config } = await httpProject(http);
+    const r = spawnSync(process.execPath, [cli, 'mcp', '--config', config], { encoding: 'utf8', input: '' });
+    assert.equal(r.status, 1, JSON.stringify(http));
+    const { error } = JSON.parse(r.stderr);
+    assert.deepEqual([error.code, error.details.path], ['CG_CONFIG_INVALID', where], JSON.stringify(http));
+  }
+  // Every setting together is accepted (stdio serves until its input ends).
+  const { config } = await httpProject({ allowedOrigins: ['https://a.example'], tokenFile: 'token', allowUnauthenticated: false, maxConnections: 8, headersTimeoutMs: 1000, bodyTimeoutMs: 1000 });
+  const ok = spawnSync(process.execPath, [cli, 'mcp', '--config', config], { encoding: 'utf8', input: '' });
+  assert.equal(ok.status, 0, ok.stderr);
 });
 
 test("MCP tool annotations say which tools answer from host components", async () => {

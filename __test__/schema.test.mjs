@@ -172,3 +172,33 @@ test('the package exports its schemas as @devcodex/capability-graph/schema/*.jso
   assert.deepEqual(imported, shipped.provider);
   assert.throws(() => require.resolve('@devcodex/capability-graph/schema/src/defs.json'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
 });
+
+test('the config schema\'s mcp.http block is what `capability-graph mcp` accepts: the same keys, the same refusals', () => {
+  const D27 = ['allowedOrigins', 'tokenFile', 'allowUnauthenticated', 'maxConnections', 'headersTimeoutMs', 'bodyTimeoutMs'];
+  assert.deepEqual(Object.keys(shipped.config.$defs.mcpHttp.properties).sort(), [...D27].sort());
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cg-schema-http-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'token'), 'a-token\n');
+    const mcp = (http) => {
+      const config = readJson(path.join(repoRoot, 'examples', 'capability-graph.json'));
+      config.providers[0].authority.rootDir = seedRoot;
+      config.mcp = { ...config.mcp, http };
+      const file = path.join(dir, 'capability-graph.json');
+      fs.writeFileSync(file, JSON.stringify(config));
+      const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'capability-graph.cjs'), 'mcp', '--config', file], { encoding: 'utf8', input: '' });
+      return { config, r };
+    };
+    const every = { allowedOrigins: ['https://app.example'], tokenFile: 'token', allowUnauthenticated: false, maxConnections: 16, headersTimeoutMs: 5000, bodyTimeoutMs: 10000 };
+    const accepted = mcp(every);
+    assertValid('config', accepted.config, 'every mcp.http setting');
+    assert.equal(accepted.r.status, 0, accepted.r.stderr);
+    for (const [key, value] of [['allowedOrigins', []], ['tokenFile', ''], ['allowUnauthenticated', 1], ['maxConnections', 0], ['headersTimeoutMs', 0.5], ['bodyTimeoutMs', '30'], ['token', 'secret']]) {
+      const refused = mcp({ [key]: value });
+      assert.equal(validators.config(refused.config), false, `the schema refuses mcp.http.${key}: ${JSON.stringify(value)}`);
+      assert.equal(refused.r.status, 1, key);
+      assert.equal(JSON.parse(refused.r.stderr).error.details.path, `mcp.http.${key}`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -25,7 +25,7 @@ const COMMANDS = {
   spec: { args: [1, 1], flags: { knowledge: { value: true, multi: true }, cursor: { value: true }, 'max-bytes': { value: true, number: true } } },
   match: { args: [1, 1], flags: { context: { value: true, multi: true }, limit: { value: true, number: true }, mode: { value: true } } },
   export: { args: [0, 0], flags: { provider: { value: true }, format: { value: true } } },
-  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {}, http: { value: true }, 'allowed-host': { value: true, multi: true }, watch: {} } },
+  mcp: { args: [0, 0], flags: { prefix: { value: true }, 'document-bodies': {}, http: { value: true }, 'allowed-host': { value: true, multi: true }, 'allowed-origin': { value: true, multi: true }, 'token-file': { value: true }, 'allow-unauthenticated': {}, watch: {} } },
   doctor: { args: [0, 0], flags: {} },
   init: { args: [1, 1], flags: { 'provider-id': { value: true }, 'dry-run': {}, force: {} } },
   migrate: { args: [1, 1], flags: { 'dry-run': {} } },

@@ -23,7 +23,7 @@ Graph commands
   match INTENT [--context key=value]… [--limit N] [--mode accept|rank]
   export [--provider P] --format mermaid|dot|json
   mcp [--prefix P] [--document-bodies] [--watch]   serve MCP on stdio
-  mcp --http [HOST:]PORT [--allowed-host H:P]…   serve MCP over Streamable HTTP at /mcp
+  mcp --http [HOST:]PORT [--token-file F] [--allowed-origin O]…   serve MCP over Streamable HTTP at /mcp
 
 Maintenance
   help [COMMAND]                              this help, or one command's
@@ -149,6 +149,9 @@ const DETAILS = {
       'document-bodies': ['', 'also the tools that return document bodies'],
       http: ['[HOST:]PORT', 'serve Streamable HTTP instead of stdio (loopback unless HOST is given)'],
       'allowed-host': ['H:P', 'a Host header to accept instead of the loopback names (repeatable; with --http)'],
+      'allowed-origin': ['O', 'an Origin to serve besides the server\'s own loopback origin (repeatable; with --http)'],
+      'token-file': ['F', 'a file holding the bearer token(s) clients must send, one a line (with --http; or\n     CAPABILITY_GRAPH_MCP_TOKEN); needed to bind an address other than loopback'],
+      'allow-unauthenticated': ['', 'bind an address other than loopback without a token: something in front\n     authenticates (with --http)'],
       watch: ['', 'reload a file provider when its files change (each file authority without its own\n     "watch"); stderr says what each reload serves or why it failed'],
     },
     example: 'capability-graph mcp --document-bodies\n  capability-graph mcp --http 127.0.0.1:8080',

@@ -7,12 +7,41 @@ const { createMcpServer } = require('../mcp/server.cjs');
 const { createMcpHttpHandler } = require('../mcp/http.cjs');
 const { StdioServerTransport } = require('../mcp/stdio.cjs');
 const { usage } = require('./args.cjs');
-const { configInvalid } = require('../graph/config-file.cjs');
+const { configInvalid, readBounded } = require('../graph/config-file.cjs');
+
+/** The `mcp.http` block's settings (SPEC D27) and what each must be. */
+const HTTP_SETTINGS = {
+  allowedOrigins: [(v) => Array.isArray(v) && v.length > 0 && v.every((o) => typeof o === 'string' && o !== ''), 'array of origins'],
+  tokenFile: [(v) => typeof v === 'string' && v !== '', 'path'],
+  allowUnauthenticated: [(v) => typeof v === 'boolean', 'boolean'],
+  maxConnections: [(v) => Number.isSafeInteger(v) && v > 0, 'positive integer'],
+  headersTimeoutMs: [(v) => Number.isSafeInteger(v) && v > 0, 'positive integer'],
+  bodyTimeoutMs: [(v) => Number.isSafeInteger(v) && v > 0, 'positive integer'],
+};
+/** The CLI server's bounds unless the config says otherwise (docs/tools-and-mcp.md, Exposure). */
+const HTTP_DEFAULTS = { maxConnections: 256, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 };
+const TOKEN_FILE_MAX_BYTES = 64 * 1024;
+const HTTP_FLAGS = ['allowed-host', 'allowed-origin', 'token-file', 'allow-unauthenticated'];
+
+/** The config's `mcp.http` block, checked: what it gets wrong is CG_CONFIG_INVALID at its key. */
+function httpSettings(block) {
+  if (block === undefined) return {};
+  if (block === null || typeof block !== 'object' || Array.isArray(block)) throw configInvalid('mcp.http', 'object');
+  for (const [key, value] of Object.entries(block)) {
+    const setting = Object.hasOwn(HTTP_SETTINGS, key) ? HTTP_SETTINGS[key] : undefined;
+    if (!setting) throw configInvalid(`mcp.http.${key}`, `one of: ${Object.keys(HTTP_SETTINGS).join(', ')}`);
+    if (!setting[0](value)) throw configInvalid(`mcp.http.${key}`, setting[1]);
+  }
+  return block;
+}
 
 async function serveMcp(graph, mcp = {}, flags, stderr) {
   const { createMcpServer } = require('../mcp/server.cjs');
   const { StdioServerTransport } = require('../mcp/stdio.cjs');
   if (mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) throw configInvalid('mcp', 'object');
+  const { http: httpBlock, ...serverBlock } = mcp;
+  const settings = httpSettings(httpBlock);
+  mcp = serverBlock;
   // The config's block first, alone: what it gets wrong is the config's (CG_CONFIG_INVALID);
   // what the flags then get wrong is a usage error.
   const named = (error, name) => (error instanceof GraphError && error.code === 'CG_INPUT_INVALID' ? name(error.details?.field) : error);
@@ -26,9 +55,10 @@ async function serveMcp(graph, mcp = {}, flags, stderr) {
     ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
     ...(flags['document-bodies'] ? { documentBodies: true } : {}),
   };
-  const flagged = (error) => named(error, (field) => usage(field === 'documentBodies' ? '--document-bodies' : field === 'allowedHosts' ? '--allowed-host' : '--prefix'));
-  if (flags.http !== undefined) return serveMcpHttp(graph, options, flags, stderr, flagged);
-  if (flags['allowed-host'] !== undefined) throw usage('--allowed-host');
+  const FLAG_OF = { documentBodies: '--document-bodies', allowedHosts: '--allowed-host', allowedOrigins: '--allowed-origin' };
+  const flagged = (error) => named(error, (field) => usage(FLAG_OF[field] ?? '--prefix'));
+  if (flags.http !== undefined) return serveMcpHttp(graph, options, settings, flags, stderr, flagged);
+  for (const flag of HTTP_FLAGS) if (flags[flag] !== undefined) throw usage(`--${flag}`);
   let server;
   try {
     server = createMcpServer(graph, options);
@@ -84,18 +114,55 @@ function reportReloads(graph, stderr) {
   });
 }
 
+/** Whether `host` names this machine only (a loopback address or `localhost`). */
+function isLoopback(host) {
+  const net = require('node:net');
+  if (host === 'localhost' || host === '::1') return true;
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(host);
+  return v4 !== null && net.isIPv4(v4[1]) && v4[1].startsWith('127.');
+}
+
+/** The bearer tokens clients must send: --token-file, else CAPABILITY_GRAPH_MCP_TOKEN, else the
+ *  config's mcp.http.tokenFile (relative to the config); a token never comes from the command
+ *  line itself. A token file holds one token a line. */
+function bearerTokens(flags, settings) {
+  const [file, where] = flags['token-file'] !== undefined ? [flags['token-file'], '--token-file'] : [settings.tokenFile, 'mcp.http.tokenFile'];
+  const env = process.env.CAPABILITY_GRAPH_MCP_TOKEN;
+  if (flags['token-file'] === undefined && env !== undefined && env.trim() !== '') return [env.trim()];
+  if (file === undefined) return undefined;
+  let text;
+  try {
+    text = readBounded(file, TOKEN_FILE_MAX_BYTES);
+  } catch {
+    text = undefined;
+  }
+  const tokens = (text ?? '').split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  if (tokens.length === 0 || tokens.some((t) => /\s/.test(t))) throw configInvalid(where, 'a readable file holding a token a line');
+  return tokens;
+}
+
 /** `capability-graph mcp --http`: stateless Streamable HTTP at /mcp, until a signal. */
-async function serveMcpHttp(graph, options, flags, stderr, flagged) {
+async function serveMcpHttp(graph, options, settings, flags, stderr, flagged) {
   const { createMcpHttpHandler } = require('../mcp/http.cjs');
   const address = httpAddress(flags.http);
+  const tokens = bearerTokens(flags, settings);
+  if (!tokens && !isLoopback(address.host) && !(flags['allow-unauthenticated'] || settings.allowUnauthenticated)) {
+    // Refused before listening: no moment when the network reaches an open server.
+    throw new GraphError({ code: 'CG_CONFIG_INVALID', phase: 'config', details: { path: '--http', reason: 'unauthenticated_bind' } });
+  }
+  const allowedOrigins = flags['allowed-origin'] ?? settings.allowedOrigins;
   let handler;
   try {
-    handler = createMcpHttpHandler(graph, { ...options, ...(flags['allowed-host'] ? { allowedHosts: flags['allowed-host'] } : {}) });
+    handler = createMcpHttpHandler(graph, {
+      ...options,
+      ...(flags['allowed-host'] ? { allowedHosts: flags['allowed-host'] } : {}),
+      ...(allowedOrigins ? { allowedOrigins } : {}),
+      ...(tokens ? { auth: { bearer: tokens } } : {}),
+    });
   } catch (error) {
     throw flagged(error);
   }
-  const http = require('node:http');
-  const server = http.createServer((req, res) => {
+  const server = boundedServer({ ...HTTP_DEFAULTS, ...settings }, (req, res) => {
     if (!/^\/mcp(\?|$)/.test(req.url)) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Not found: MCP is served at /mcp' }, id: null }));
@@ -128,5 +195,39 @@ async function serveMcpHttp(graph, options, flags, stderr, flagged) {
     await new Promise((resolve) => server.close(resolve));
   }
 }
+
+/**
+ * A node:http server that holds at most `maxConnections` connections (one more is answered 503
+ * and closed) and gives a client `headersTimeoutMs` for a request's headers and `bodyTimeoutMs`
+ * more for its body (past either, 408 and closed): unfinished requests cannot hold its memory.
+ */
+function boundedServer({ maxConnections, headersTimeoutMs, bodyTimeoutMs }, listener) {
+  const http = require('node:http');
+  const server = http.createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: headersTimeoutMs + bodyTimeoutMs,
+      // Node checks the two timeouts on this period (30 s by default, longer than short bounds).
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs, bodyTimeoutMs),
+    },
+    (req, res) => {
+      if (req.socket[OVER_CAP]) return;
+      listener(req, res);
+    },
+  );
+  let open = 0;
+  server.prependListener('connection', (socket) => {
+    if (open >= maxConnections) {
+      socket[OVER_CAP] = true;
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(OVER_CAP_BODY)}\r\n\r\n${OVER_CAP_BODY}`);
+      return;
+    }
+    open += 1;
+    socket.once('close', () => (open -= 1));
+  });
+  return server;
+}
+const OVER_CAP = Symbol('overCap');
+const OVER_CAP_BODY = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Too many connections' }, id: null });
 
 module.exports = { serveMcp, reportReloads };

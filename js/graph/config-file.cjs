@@ -1,6 +1,6 @@
 'use strict';
 // The command line's config file, as both the command line and `CapabilityGraph.openConfigFile`
-// open it: read bounded (a BOM accepted), file roots made relative to the file, the executor
+// open it: read bounded (a BOM accepted), file roots (and mcp.http.tokenFile) made relative to the file, the executor
 // built from its kind, the `mcp` block set apart.
 
 const fs = require('node:fs');
@@ -103,6 +103,8 @@ function configOfFile(raw, configFile, { watch = false } = {}) {
     });
   }
   if (executor !== undefined) config.executor = buildExecutor(executor, base);
+  const tokenFile = mcp?.http?.tokenFile;
+  if (typeof tokenFile === 'string' && tokenFile !== '') return { config, mcp: { ...mcp, http: { ...mcp.http, tokenFile: rel(tokenFile) } } };
   return { config, mcp };
 }
 
@@ -146,4 +148,4 @@ async function loadConfigFile(file, options) {
   return { config, mcp };
 }
 
-module.exports = { CONFIG_MAX, CONFIG_PROBLEM, readConfigFile, configOfFile, buildExecutor, loadConfigFile, configInvalid };
+module.exports = { CONFIG_MAX, CONFIG_PROBLEM, readConfigFile, readBounded, configOfFile, buildExecutor, loadConfigFile, configInvalid };

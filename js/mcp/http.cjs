@@ -2,12 +2,14 @@
 // createMcpHttpHandler: the MCP server over Streamable HTTP, stateless, one server and
 // transport per request over the one graph. The MCP SDK loads on first use, as for stdio.
 
+const crypto = require('node:crypto');
 const { inputInvalid } = require('../errors.cjs');
 const { native } = require('../engine/native.cjs');
 const { requireMcpSdk } = require('../engine/peer.cjs');
 const { plainOptions, serverParts, serverOf } = require('./server.cjs');
 
-const HTTP_KEYS = ['allowedHosts', 'allowedOrigins', 'maxRequestBodySize'];
+const HTTP_KEYS = ['allowedHosts', 'allowedOrigins', 'maxRequestBodySize', 'auth'];
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 /** The MCP SDK's default bound of a request body (4 MiB). */
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -48,6 +50,18 @@ async function measuredBody(req, res, maxBytes) {
   }
 }
 
+/**
+ * A batch without the `notifications/cancelled` that name one of its own requests. The SDK
+ * answers nothing for a cancelled request, and the stateless transport answers a batch only once
+ * every request in it is answered: a batch holding a call and its cancel would get no response.
+ * Cancelling is not supported over stateless HTTP (docs: Exposure), so the call is answered.
+ */
+function withoutOwnCancels(message) {
+  if (!Array.isArray(message)) return message;
+  const ids = new Set(message.filter((m) => m && typeof m === 'object' && 'id' in m && typeof m.method === 'string').map((m) => m.id));
+  return message.filter((m) => !(m && typeof m === 'object' && m.method === 'notifications/cancelled' && ids.has(m.params?.requestId)));
+}
+
 /** A list of non-empty strings, or undefined. */
 function hostList(value, field) {
   if (value === undefined) return undefined;
@@ -55,15 +69,48 @@ function hostList(value, field) {
   return value;
 }
 
+/** The bearer tokens of `auth` (`{ bearer: token | [tokens] }`) as SHA-256 digests, or undefined. */
+function bearerDigests(auth) {
+  if (auth === undefined) return undefined;
+  if (auth === null || typeof auth !== 'object' || Array.isArray(auth) || Object.keys(auth).some((k) => k !== 'bearer')) throw inputInvalid('auth');
+  const tokens = typeof auth.bearer === 'string' ? [auth.bearer] : auth.bearer;
+  if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === 'string' && t !== '')) throw inputInvalid('auth.bearer');
+  return tokens.map(digest);
+}
+
+function digest(text) {
+  return crypto.createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** Whether `header` is `Bearer <one of the tokens>`. Equal-length digests compared in constant
+ *  time, against every token, so neither the token nor which one matched leaks through timing. */
+function bearerAccepted(header, digests) {
+  const m = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header) : null;
+  const sent = digest(m ? m[1] : '');
+  let accepted = false;
+  for (const d of digests) accepted = crypto.timingSafeEqual(sent, d) || accepted;
+  return m !== null && accepted;
+}
+
+/** Whether the request's Origin may be served: none sent (not a browser), the server's own
+ *  loopback origin, or one of `allowedOrigins`. */
+function originAccepted(origin, port, allowedOrigins) {
+  if (origin === undefined) return true;
+  if (LOOPBACK_NAMES.some((h) => origin === `http://${h}:${port}` || (port === 80 && origin === `http://${h}`))) return true;
+  return allowedOrigins !== undefined && allowedOrigins.includes(origin);
+}
+
 /**
  * A Node.js request listener `(req, res, parsedBody?)` serving MCP over Streamable HTTP in
  * stateless mode: each request gets its own server and transport over the one graph, so hosts
  * scale out behind a load balancer. The SDK's DNS-rebinding protection is on: the Host header
  * must be one of `allowedHosts` (default: the loopback names with the port the request came
- * in on), and an Origin, when sent, one of `allowedOrigins` (when given). A body is read up to
+ * in on). An Origin, when sent, must be the server's own loopback origin or one of
+ * `allowedOrigins` (else 403); with `auth.bearer`, a request without one of its tokens is 401
+ * before its body is read. A body is read up to
  * `maxRequestBodySize` (4 MiB; past it 413) and measured against the engine's arguments bounds
  * (nesting, JSON values) before it is parsed (past them the parse error -32700).
- * @param options createMcpServer's, plus { allowedHosts?, allowedOrigins?, maxRequestBodySize? }
+ * @param options createMcpServer's, plus { allowedHosts?, allowedOrigins?, maxRequestBodySize?, auth?: { bearer } }
  */
 function createMcpHttpHandler(graph, options = {}) {
   options = plainOptions(options);
@@ -71,11 +118,12 @@ function createMcpHttpHandler(graph, options = {}) {
   const serverOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !HTTP_KEYS.includes(k)));
   const allowedHosts = hostList(http.allowedHosts, 'allowedHosts');
   const allowedOrigins = hostList(http.allowedOrigins, 'allowedOrigins');
+  const bearer = bearerDigests(http.auth);
   const { maxRequestBodySize } = http;
   if (maxRequestBodySize !== undefined && !(Number.isSafeInteger(maxRequestBodySize) && maxRequestBodySize > 0)) throw inputInvalid('maxRequestBodySize');
   const parts = serverParts(graph, serverOptions);
   const { StreamableHTTPServerTransport } = requireMcpSdk('server/streamableHttp.js');
-  const loopback = (port) => ['127.0.0.1', 'localhost', '[::1]'].flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
+  const loopback = (port) => LOOPBACK_NAMES.flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
 
   return async function handleMcpRequest(req, res, parsedBody) {
     // Stateless: no session to resume (GET) or end (DELETE).
@@ -84,13 +132,17 @@ function createMcpHttpHandler(graph, options = {}) {
       res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }));
       return;
     }
+    if (!originAccepted(req.headers.origin, req.socket.localPort, allowedOrigins)) return refuse(res, 403, -32000, 'Forbidden: Origin not allowed');
+    if (bearer && !bearerAccepted(req.headers.authorization, bearer)) {
+      res.setHeader('www-authenticate', 'Bearer');
+      return refuse(res, 401, -32000, 'Unauthorized: a bearer token is required');
+    }
     const server = serverOf(parts);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       enableDnsRebindingProtection: true,
       allowedHosts: allowedHosts ?? loopback(req.socket.localPort),
-      ...(allowedOrigins ? { allowedOrigins } : {}),
       ...(maxRequestBodySize ? { maxRequestBodySize } : {}),
     });
     res.on('close', () => {
@@ -102,7 +154,7 @@ function createMcpHttpHandler(graph, options = {}) {
       const body = parsedBody === undefined ? await measuredBody(req, res, maxRequestBodySize ?? DEFAULT_MAX_BODY_BYTES) : { parsed: parsedBody };
       if (body === undefined) return;
       await server.connect(transport);
-      await transport.handleRequest(req, res, body.parsed);
+      await transport.handleRequest(req, res, withoutOwnCancels(body.parsed));
     } catch {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });

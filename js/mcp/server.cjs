@@ -88,6 +88,19 @@ function createMcpServer(graph, options = {}) {
   return serverOf(serverParts(graph, plainOptions(options)));
 }
 
+/**
+ * The SDK's `tools/call` request schema, except that params it refuses (no name, arguments not
+ * an object) are invalid params (-32602) in one line naming the first wrong field, raised
+ * through the SDK's error path; the SDK alone would answer -32603 with its whole parse error.
+ */
+function callToolRequest(types) {
+  const params = types.CallToolRequestSchema.shape.params.catch(({ error }) => {
+    const issue = error.issues[0];
+    throw protocolError(types.ErrorCode.InvalidParams, `Invalid params: ${['params', ...issue.path].join('.')}: ${issue.message}`.replace(/\s+/g, ' '));
+  });
+  return types.CallToolRequestSchema.extend({ params });
+}
+
 /** A low-level MCP `Server` over the shared parts. */
 function serverOf({ graph, name, version, instructions, adapter, tools, documentBodies }) {
   const { Server } = requireMcpSdk('server/index.js');
@@ -95,7 +108,7 @@ function serverOf({ graph, name, version, instructions, adapter, tools, document
   const server = new Server({ name, version }, { capabilities: { tools: {}, ...(documentBodies ? { resources: {} } : {}) }, instructions });
 
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: structuredClone(tools) }));
-  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(callToolRequest(types), async (request, extra) => {
     const { name: tool, arguments: args } = request.params;
     if (!adapter.has(tool)) throw protocolError(types.ErrorCode.InvalidParams, 'Unknown tool');
     const outcome = await adapter.call(tool, args ?? {}, { signal: extra.signal });
