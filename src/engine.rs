@@ -406,7 +406,7 @@ impl Engine {
                     "capabilities": slots.current.capabilities.len(),
                     "snapshotBytes": crate::snapshot::size::snapshot_bytes(&slots.current),
                     "previousSnapshotBytes": slots.previous.as_deref().map(crate::snapshot::size::snapshot_bytes),
-                    "lexicalIndexBytes": derived.as_ref().filter(|d| d.lexical_ready()).map(|d| d.lexical(&slots.current).memory_bytes()),
+                    "lexicalIndexBytes": derived.as_ref().and_then(|d| d.lexical_built()).map(|i| i.memory_bytes()),
                     "vectorBytes": derived.as_ref().and_then(|d| d.vectors()).map(|v| v.memory_bytes()),
                     "vectorsFile": self.semantic.as_ref().and_then(|s| s.precomputed(id)).map(|f| f.file_word()),
                 })

@@ -29,9 +29,14 @@ impl Derived {
         self.lexical.get_or_init(|| LexicalIndex::build(snapshot))
     }
 
+    /// The lexical index, if it is built.
+    pub fn lexical_built(&self) -> Option<&LexicalIndex> {
+        self.lexical.get()
+    }
+
     /// Whether the lexical index is built.
     pub fn lexical_ready(&self) -> bool {
-        self.lexical.get().is_some()
+        self.lexical_built().is_some()
     }
 
     /// The capability vectors, once built (see [`super::semantic::Semantic`]).

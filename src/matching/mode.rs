@@ -47,9 +47,8 @@ pub struct Wanted {
 pub fn keep_first<T>(
     items: &mut Vec<T>,
     n: usize,
-    order: impl FnMut(&T, &T) -> std::cmp::Ordering,
+    mut order: impl FnMut(&T, &T) -> std::cmp::Ordering,
 ) {
-    let mut order = order;
     if n == 0 {
         items.clear();
         return;

@@ -515,11 +515,6 @@ impl Semantic {
         );
     }
 
-    /// Calls queued or parked on the engine's pool now.
-    pub fn queued(&self) -> usize {
-        self.queued.load(Ordering::Acquire)
-    }
-
     /// Builds what is planned with the first-party encoder on the engine's pool: a chain of jobs
     /// per pool thread at most (each embeds a batch, then queues the next), so builds share the
     /// pool with calls, batch by batch. Nothing when chains already cover the pool or there is
