@@ -3,9 +3,7 @@
 // ends or a signal stops it.
 
 const { GraphError } = require('../errors.cjs');
-const { createMcpServer } = require('../mcp/server.cjs');
-const { createMcpHttpHandler } = require('../mcp/http.cjs');
-const { StdioServerTransport } = require('../mcp/stdio.cjs');
+// The MCP modules load when `mcp` runs (below), not for every command the CLI starts.
 const { usage } = require('./args.cjs');
 const { configInvalid, readBounded } = require('../graph/config-file.cjs');
 

@@ -93,12 +93,16 @@ function createMcpServer(graph, options = {}) {
  * an object) are invalid params (-32602) in one line naming the first wrong field, raised
  * through the SDK's error path; the SDK alone would answer -32603 with its whole parse error.
  */
+let callToolSchema;
 function callToolRequest(types) {
+  // Built once: a stateless HTTP handler makes a server per request.
+  if (callToolSchema !== undefined) return callToolSchema;
   const params = types.CallToolRequestSchema.shape.params.catch(({ error }) => {
     const issue = error.issues[0];
     throw protocolError(types.ErrorCode.InvalidParams, `Invalid params: ${['params', ...issue.path].join('.')}: ${issue.message}`.replace(/\s+/g, ' '));
   });
-  return types.CallToolRequestSchema.extend({ params });
+  callToolSchema = types.CallToolRequestSchema.extend({ params });
+  return callToolSchema;
 }
 
 /** A low-level MCP `Server` over the shared parts. */

@@ -10,8 +10,6 @@ const { isToolAdapter } = require('./adapter.cjs');
 const { isPlainObject } = require('./dialect.cjs');
 
 const isMarker = (v) => isPlainObject(v) && Object.hasOwn(v, NON_JSON_KEY);
-/** What the walk prints for a string longer than the dispatch bound's `maxStringChars`. */
-
 /** `adapter` if createToolAdapter made it, else CG_INPUT_INVALID (`field: 'adapter'`). */
 function checkAdapter(adapter) {
   if (!isToolAdapter(adapter)) throw inputInvalid('adapter');
