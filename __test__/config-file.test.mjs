@@ -164,7 +164,7 @@ test('a bad config file is the GraphError the command line gives, and names no p
 
 test('openConfigFile takes a path; the CommonJS entry has the same method', async () => {
   for (const file of [undefined, '', 42, { path: 'capability-graph.json' }]) {
-    await assert.rejects(CapabilityGraph.openConfigFile(file), (e) => e instanceof GraphError && e.code === 'CG_INPUT_INVALID' && e.phase === 'config' && e.details.field === 'path');
+    await assert.rejects(CapabilityGraph.openConfigFile(file), (e) => e instanceof GraphError && e.code === 'CG_INPUT_INVALID' && e.phase === 'config' && e.nextAction === 'fix_input' && e.details.field === 'path');
   }
   const cjs = require('@devcodex/capability-graph');
   assert.equal(cjs.CapabilityGraph.openConfigFile, CapabilityGraph.openConfigFile);

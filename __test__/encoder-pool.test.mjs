@@ -50,7 +50,7 @@ async function burst(g, n, during = () => {}) {
   return { outcomes, most };
 }
 
-const isBusy = (o) => o.status === 'rejected' && o.reason instanceof GraphError && o.reason.code === 'CG_MODEL_UNAVAILABLE' && o.reason.nextAction === 'retry' && o.reason.details?.reason === 'encoder_busy';
+const isBusy = (o) => o.status === 'rejected' && o.reason instanceof GraphError && o.reason.code === 'CG_MODEL_UNAVAILABLE' && o.reason.phase === 'match' && o.reason.nextAction === 'retry' && o.reason.details?.reason === 'encoder_busy';
 
 test(`${BURST} concurrent semantic matches run on the fixed pool: threads stay bounded, every call is answered or refused as busy`, { skip: needsModel }, async () => {
   const g = await open();

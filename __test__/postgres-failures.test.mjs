@@ -259,7 +259,7 @@ test('publish() reports a database it cannot use as CG_CONFIG_INVALID without th
   try {
     const error = await rejection(publish(nowhere, seedRoot), 'no server');
     assertClean(error, 'no server');
-    assert.equal(error.nextAction, 'retry');
+    assert.deepEqual([error.code, error.phase, error.nextAction], ['CG_CONFIG_INVALID', 'load', 'retry']);
     assert.deepEqual(error.details, { providerId: 'seed.http', reason: 'database_failed' });
   } finally {
     await nowhere.end();

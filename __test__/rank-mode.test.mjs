@@ -10,8 +10,8 @@ import { CapabilityGraph, createMcpServer, createToolAdapter, lexicalExecutor, s
 import { activeToolsFromMatch } from '@devcodex/capability-graph/ai-sdk';
 import { cap, inline, rejectsWith, seedSource, throwsWith } from './helpers.mjs';
 import wordsEmbedder from './fixtures/words-embedder.mjs';
+import { openSeed } from './sdk-fixtures.mjs';
 
-const openSeed = (executor = lexicalExecutor()) => CapabilityGraph.open({ providers: [seedSource()], executor });
 /** An answer without its meta (which names revisions, not what was found). */
 const found = ({ meta, ...rest }) => rest;
 /** One word in common with two capabilities: too little to accept, enough to rank. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CapabilityGraph, createToolAdapter, lexicalExecutor } from '@devcodex/capability-graph';
 import { seedSource } from './helpers.mjs';
 
-export const openSeed = () => CapabilityGraph.open({ providers: [seedSource()], executor: lexicalExecutor() });
+export const openSeed = (executor = lexicalExecutor()) => CapabilityGraph.open({ providers: [seedSource()], executor });
 
 /** The seed graph's tool adapter in `dialect`, closed with the graph by `close()`. */
 export async function seedAdapter(dialect, options = {}) {

@@ -158,7 +158,7 @@ test('OpenAI dispatcher: an arguments text over its bounds is CG_INPUT_TOO_LARGE
       ]);
       for (const outcome of [JSON.parse(chat.content), JSON.parse(responses.output)]) {
         assert.equal(outcome.ok, false);
-        assert.deepEqual([outcome.error.code, outcome.error.nextAction, outcome.error.details], ['CG_INPUT_TOO_LARGE', 'narrow_scope', { field: 'arguments', limit: limits[reason], reason }]);
+        assert.deepEqual([outcome.error.code, outcome.error.phase, outcome.error.nextAction, outcome.error.details], ['CG_INPUT_TOO_LARGE', 'query', 'narrow_scope', { field: 'arguments', limit: limits[reason], reason }]);
       }
       assert.equal(parsed.has(text), false, reason);
     }
