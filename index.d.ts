@@ -1420,7 +1420,8 @@ export declare function createMcpServer(
 
 export interface McpHttpHandlerOptions extends McpServerOptions {
   /** Host header values accepted (DNS-rebinding protection, always on), e.g. `"mcp.internal:8080"`.
-   *  Default: `127.0.0.1`, `localhost` and `[::1]` with the port the request came in on. */
+   *  Default: `127.0.0.1`, `localhost`, `[::1]` and the loopback address the request came in on
+   *  (such as `127.0.0.2`), with the port it came in on. */
   allowedHosts?: string[] | undefined;
   /** Origin header values accepted besides the server's own loopback origin; a request
    *  without Origin is served, any other Origin gets 403. */

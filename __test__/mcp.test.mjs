@@ -390,11 +390,11 @@ test('`capability-graph mcp` on the shipped config serves seed_ tools with the i
 
 const HTTP_INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 
-/** GETs or POSTs `path` on `port` with raw headers (a Host header fetch would not send). */
-async function rawRequest(port, headers, body) {
+/** GETs or POSTs /mcp on `port` of `address` with raw headers (a Host header fetch would not send). */
+async function rawRequest(port, headers, body, address = '127.0.0.1') {
   const http = await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/mcp', method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
+    const req = http.request({ host: address, port, path: '/mcp', method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode, text, headers: res.headers }));
@@ -700,6 +700,24 @@ test('`capability-graph mcp --http` refuses a non-loopback address without a tok
     const u = spawnSync(process.execPath, [cli, 'mcp', '--config', config, ...flag], { encoding: 'utf8', input: '' });
     assert.equal(u.status, 1);
     assert.deepEqual([JSON.parse(u.stderr).error.code, JSON.parse(u.stderr).error.details.field], ['CG_INPUT_INVALID', flag[0]]);
+  }
+});
+
+test('`capability-graph mcp --http` on another loopback address serves without a token, reached by that address', async () => {
+  const { config } = await httpProject({});
+  // All of 127/8 is this machine: no token needed, and its own address passes the Host and Origin checks.
+  const served = await serveCli(['--config', config, '--http', '127.0.0.2:0'], { CAPABILITY_GRAPH_MCP_TOKEN: '' });
+  const { port } = served;
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  try {
+    assert.equal(new URL(served.url).hostname, '127.0.0.2');
+    const own = await rawRequest(port, { ...headers, host: `127.0.0.2:${port}`, origin: `http://127.0.0.2:${port}` }, HTTP_INIT, '127.0.0.2');
+    assert.equal(own.status, 200, own.text);
+    assert.equal((await rawRequest(port, { ...headers, host: `localhost:${port}` }, HTTP_INIT, '127.0.0.2')).status, 200);
+    assert.equal((await rawRequest(port, { ...headers, host: `127.0.0.3:${port}` }, HTTP_INIT, '127.0.0.2')).status, 403);
+    assert.equal((await rawRequest(port, { ...headers, host: `attacker.example:${port}` }, HTTP_INIT, '127.0.0.2')).status, 403);
+  } finally {
+    await served.stop();
   }
 });
 

@@ -112,14 +112,6 @@ function reportReloads(graph, stderr) {
   });
 }
 
-/** Whether `host` names this machine only (a loopback address or `localhost`). */
-function isLoopback(host) {
-  const net = require('node:net');
-  if (host === 'localhost' || host === '::1') return true;
-  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(host);
-  return v4 !== null && net.isIPv4(v4[1]) && v4[1].startsWith('127.');
-}
-
 /** The bearer tokens clients must send: --token-file, else CAPABILITY_GRAPH_MCP_TOKEN, else the
  *  config's mcp.http.tokenFile (relative to the config); a token never comes from the command
  *  line itself. A token file holds one token a line. */
@@ -141,7 +133,7 @@ function bearerTokens(flags, settings) {
 
 /** `capability-graph mcp --http`: stateless Streamable HTTP at /mcp, until a signal. */
 async function serveMcpHttp(graph, options, settings, flags, stderr, flagged) {
-  const { createMcpHttpHandler } = require('../mcp/http.cjs');
+  const { createMcpHttpHandler, isLoopback } = require('../mcp/http.cjs');
   const address = httpAddress(flags.http);
   const tokens = bearerTokens(flags, settings);
   if (!tokens && !isLoopback(address.host) && !(flags['allow-unauthenticated'] || settings.allowUnauthenticated)) {

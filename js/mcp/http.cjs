@@ -3,6 +3,7 @@
 // transport per request over the one graph. The MCP SDK loads on first use, as for stdio.
 
 const crypto = require('node:crypto');
+const net = require('node:net');
 const { inputInvalid } = require('../errors.cjs');
 const { native } = require('../engine/native.cjs');
 const { requireMcpSdk } = require('../engine/peer.cjs');
@@ -10,6 +11,21 @@ const { plainOptions, serverParts, serverOf } = require('./server.cjs');
 
 const HTTP_KEYS = ['allowedHosts', 'allowedOrigins', 'maxRequestBodySize', 'auth'];
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** Whether `host` names this machine only: `localhost`, ::1 or an IPv4 loopback address (127/8,
+ *  also IPv4-mapped). */
+function isLoopback(host) {
+  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(host);
+  return v4 !== null && net.isIPv4(v4[1]) && v4[1].startsWith('127.');
+}
+
+/** The names a request on `socket` may reach a loopback server by: the loopback names, and the
+ *  loopback address it came in on (a server bound to 127.0.0.2 is reached as 127.0.0.2). */
+function loopbackNames(socket) {
+  const local = String(socket.localAddress ?? '').replace(/^::ffff:/i, '');
+  return local.includes('.') && isLoopback(local) && !LOOPBACK_NAMES.includes(local) ? [...LOOPBACK_NAMES, local] : LOOPBACK_NAMES;
+}
 
 /** The MCP SDK's default bound of a request body (4 MiB). */
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -94,9 +110,10 @@ function bearerAccepted(header, digests) {
 
 /** Whether the request's Origin may be served: none sent (not a browser), the server's own
  *  loopback origin, or one of `allowedOrigins`. */
-function originAccepted(origin, port, allowedOrigins) {
+function originAccepted(origin, socket, allowedOrigins) {
   if (origin === undefined) return true;
-  if (LOOPBACK_NAMES.some((h) => origin === `http://${h}:${port}` || (port === 80 && origin === `http://${h}`))) return true;
+  const port = socket.localPort;
+  if (loopbackNames(socket).some((h) => origin === `http://${h}:${port}` || (port === 80 && origin === `http://${h}`))) return true;
   return allowedOrigins !== undefined && allowedOrigins.includes(origin);
 }
 
@@ -104,8 +121,8 @@ function originAccepted(origin, port, allowedOrigins) {
  * A Node.js request listener `(req, res, parsedBody?)` serving MCP over Streamable HTTP in
  * stateless mode: each request gets its own server and transport over the one graph, so hosts
  * scale out behind a load balancer. The SDK's DNS-rebinding protection is on: the Host header
- * must be one of `allowedHosts` (default: the loopback names with the port the request came
- * in on). An Origin, when sent, must be the server's own loopback origin or one of
+ * must be one of `allowedHosts` (default: the loopback names — `127.0.0.1`, `localhost`, `[::1]`
+ * and the loopback address the request came in on — with the port it came in on). An Origin, when sent, must be the server's own loopback origin or one of
  * `allowedOrigins` (else 403); with `auth.bearer`, a request without one of its tokens is 401
  * before its body is read. A body is read up to
  * `maxRequestBodySize` (4 MiB; past it 413) and measured against the engine's arguments bounds
@@ -123,7 +140,7 @@ function createMcpHttpHandler(graph, options = {}) {
   if (maxRequestBodySize !== undefined && !(Number.isSafeInteger(maxRequestBodySize) && maxRequestBodySize > 0)) throw inputInvalid('maxRequestBodySize');
   const parts = serverParts(graph, serverOptions);
   const { StreamableHTTPServerTransport } = requireMcpSdk('server/streamableHttp.js');
-  const loopback = (port) => LOOPBACK_NAMES.flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
+  const loopback = (socket) => loopbackNames(socket).flatMap((h) => (socket.localPort === 80 ? [h, `${h}:80`] : [`${h}:${socket.localPort}`]));
 
   return async function handleMcpRequest(req, res, parsedBody) {
     // Stateless: no session to resume (GET) or end (DELETE).
@@ -132,7 +149,7 @@ function createMcpHttpHandler(graph, options = {}) {
       res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }));
       return;
     }
-    if (!originAccepted(req.headers.origin, req.socket.localPort, allowedOrigins)) return refuse(res, 403, -32000, 'Forbidden: Origin not allowed');
+    if (!originAccepted(req.headers.origin, req.socket, allowedOrigins)) return refuse(res, 403, -32000, 'Forbidden: Origin not allowed');
     if (bearer && !bearerAccepted(req.headers.authorization, bearer)) {
       res.setHeader('www-authenticate', 'Bearer');
       return refuse(res, 401, -32000, 'Unauthorized: a bearer token is required');
@@ -142,7 +159,7 @@ function createMcpHttpHandler(graph, options = {}) {
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       enableDnsRebindingProtection: true,
-      allowedHosts: allowedHosts ?? loopback(req.socket.localPort),
+      allowedHosts: allowedHosts ?? loopback(req.socket),
       ...(maxRequestBodySize ? { maxRequestBodySize } : {}),
     });
     res.on('close', () => {
@@ -163,4 +180,4 @@ function createMcpHttpHandler(graph, options = {}) {
     }
   };
 }
-module.exports = { createMcpHttpHandler };
+module.exports = { createMcpHttpHandler, isLoopback };
