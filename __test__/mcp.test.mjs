@@ -675,10 +675,10 @@ test('`capability-graph mcp --http` refuses a non-loopback address without a tok
   const { spawnSync } = await import('node:child_process');
   const cli = path.join(repoRoot, 'bin', 'capability-graph.cjs');
   const { config, dir } = await httpProject({});
-  // 192.0.2.1 (TEST-NET) is no address of this machine: listening on it fails, so an error
-  // without the reason would mean the check came after listening.
+  // A `.invalid` name never resolves (RFC 6761), so listening fails on every machine, whatever
+  // it allows binding to: an error without the reason would mean the check came after listening.
   const run = (args, env = {}) => {
-    const r = spawnSync(process.execPath, [cli, 'mcp', '--config', config, '--http', '192.0.2.1:8080', ...args], { encoding: 'utf8', input: '', env: { ...process.env, CAPABILITY_GRAPH_MCP_TOKEN: '', ...env }, timeout: 60_000 });
+    const r = spawnSync(process.execPath, [cli, 'mcp', '--config', config, '--http', 'cg-test.invalid:8080', ...args], { encoding: 'utf8', input: '', env: { ...process.env, CAPABILITY_GRAPH_MCP_TOKEN: '', ...env }, timeout: 60_000 });
     assert.equal(r.status, 1, r.stderr);
     return JSON.parse(r.stderr).error;
   };
@@ -690,7 +690,7 @@ test('`capability-graph mcp --http` refuses a non-loopback address without a tok
     assert.deepEqual([details.path, details.reason], ['--http', undefined], args.join(' '));
   }
   const waived = await httpProject({ allowUnauthenticated: true });
-  const r = spawnSync(process.execPath, [cli, 'mcp', '--config', waived.config, '--http', '192.0.2.1:8080'], { encoding: 'utf8', input: '', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [cli, 'mcp', '--config', waived.config, '--http', 'cg-test.invalid:8080'], { encoding: 'utf8', input: '', timeout: 60_000 });
   assert.deepEqual([JSON.parse(r.stderr).error.details.path, JSON.parse(r.stderr).error.details.reason], ['--http', undefined]);
   // A token file that holds no token is the config's to fix; the HTTP flags need --http.
   const { writeFileSync } = await import('node:fs');
