@@ -63,8 +63,10 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
+    // One test: the hold is the whole process's, so a second test holding and releasing it
+    // would release this one's jobs midway.
     #[test]
-    fn held_jobs_wait_and_released_jobs_all_run() {
+    fn held_jobs_wait_a_full_lane_refuses_and_released_jobs_all_run() {
         hold(true);
         let (tx, rx) = mpsc::channel();
         for i in 0..5 {
@@ -72,11 +74,32 @@ mod tests {
             assert!(submit(move || tx.send(i).unwrap()).is_ok());
         }
         assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+        // Held, each thread keeps the job it took: the lane takes its threads' worth and its
+        // queue, then hands the next job back.
+        let mut accepted = 5;
+        let refused = loop {
+            let tx = tx.clone();
+            match submit(move || tx.send(-1).unwrap()) {
+                Ok(()) => accepted += 1,
+                Err(job) => break job,
+            }
+            assert!(
+                accepted <= LANE_QUEUE + LANE_THREADS,
+                "the lane grew past its bound"
+            );
+        };
+        assert!(accepted >= LANE_QUEUE, "refused at {accepted}");
+        drop(refused);
         hold(false);
-        let mut got: Vec<i32> = (0..5)
+        let mut got: Vec<i32> = (0..accepted)
             .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .filter(|&i| i >= 0)
             .collect();
         got.sort();
         assert_eq!(got, [0, 1, 2, 3, 4]);
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "a refused job ran"
+        );
     }
 }
