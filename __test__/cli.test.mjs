@@ -677,45 +677,57 @@ test('mcp --watch reloads a file provider its author edits; stderr says what it 
   }
 });
 
-test('on a terminal: readable tables, and progress on stderr', { skip: spawnSync('script', ['--version']).error ? 'no script(1) for a terminal' : false }, () => {
+const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
+const noScript = !hasScript && "the pseudo-terminal comes from util-linux's script";
+
+/** `capability-graph ARGS` in project `p`, run on a pseudo-terminal by script(1): stdout and
+ *  stderr are a TTY, merged into the result's stdout. */
+function runOnTerminal(p, args) {
+  const command = [p.bin ?? 'node_modules/.bin/capability-graph', ...args].map((a) => `'${a}'`).join(' ');
+  return spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8', input: '' });
+}
+
+/** The exit code and non-empty lines of `capability-graph ARGS` on a terminal; the progress
+ *  line, erased before anything else is printed, is left out. */
+function onTerminal(p, ...args) {
+  const r = runOnTerminal(p, args);
+  // eslint-disable-next-line no-control-regex
+  const lines = r.stdout.replace(/loading providers…\r\x1b\[K/g, '').split(/\r?\n/).filter(Boolean);
+  return { code: r.status, lines };
+}
+
+test('on a terminal: readable tables, and progress on stderr', { skip: noScript }, () => {
   const p = project();
   try {
-    const bin = path.join(p.dir, 'node_modules', '.bin', 'capability-graph');
-    const tty = (args) => spawnSync('script', ['-qc', `${bin} ${args}`, '/dev/null'], { cwd: p.dir, encoding: 'utf8' }).stdout.replace(/\r/g, '');
+    const tty = (...args) => runOnTerminal(p, args).stdout.replace(/\r/g, '');
     const table = tty('providers');
     assert.match(table, /provider\s+name\s+version\s+revision\n-+/);
     assert.match(table, /seed\.http\s+Seed HTTP\s+0\.1\.0\s+s:[0-9a-f]{16}/);
     assert.match(table, /loading providers…/, 'progress while loading');
-    assert.doesNotMatch(tty('providers --json'), /loading providers/, 'never with --json');
-    assert.match(tty('match "add an HTTP endpoint"'), /matched\n {2}seed\.http::route\.http/);
+    assert.doesNotMatch(tty('providers', '--json'), /loading providers/, 'never with --json');
+    assert.match(tty('match', 'add an HTTP endpoint'), /matched\n {2}seed\.http::route\.http/);
     // A no_match on a terminal lists the nearest candidates under it.
-    assert.match(tty('match "schema of the universe"'), /no_match\nnearest:\n {2}seed\.http::\S+ {2}0\.\d+\n/);
+    assert.match(tty('match', 'schema of the universe'), /no_match\nnearest:\n {2}seed\.http::\S+ {2}0\.\d+\n/);
   } finally {
     p.cleanup();
   }
 });
 
-test('on a terminal a config error is followed by a line naming the file and what is wrong with it', { skip: !/util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '') && "the pseudo-terminal comes from util-linux's script" }, () => {
+test('on a terminal a config error is followed by a line naming the file and what is wrong with it', { skip: noScript }, () => {
   const p = project();
   try {
     writeFileSync(path.join(p.dir, 'broken.json'), '{ "providers": [');
     mkdirSync(path.join(p.dir, 'folder.json'));
     const ENVELOPE =
       '{"ok":false,"error":{"code":"CG_CONFIG_INVALID","phase":"config","message":"Cannot read a valid bounded JSON configuration file","nextAction":"check_config"}}';
-    // `script` runs the command on a pseudo-terminal: stdout and stderr are a TTY, merged.
-    const onTerminal = (...args) => {
-      const command = ['node_modules/.bin/capability-graph', ...args].map((a) => `'${a}'`).join(' ');
-      const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8' });
-      return { code: r.status, lines: r.stdout.split(/\r?\n/).filter(Boolean) };
-    };
-    assert.deepEqual(onTerminal('providers', '--config', 'missing.json'), {
+    assert.deepEqual(onTerminal(p, 'providers', '--config', 'missing.json'), {
       code: 1,
       lines: [ENVELOPE, 'capability-graph: config file "missing.json" does not exist; create one with `capability-graph init DIR` or pass --config FILE'],
     });
     rmSync(path.join(p.dir, 'capability-graph.json'));
-    assert.match(onTerminal('doctor').lines[1], /^capability-graph: config file "capability-graph\.json" does not exist; create one with `capability-graph init DIR`/);
-    assert.deepEqual(onTerminal('catalog', '--config', 'broken.json').lines, [ENVELOPE, 'capability-graph: config file "broken.json" is not valid JSON holding an object']);
-    assert.deepEqual(onTerminal('catalog', '--config', 'folder.json').lines, [
+    assert.match(onTerminal(p, 'doctor').lines[1], /^capability-graph: config file "capability-graph\.json" does not exist; create one with `capability-graph init DIR`/);
+    assert.deepEqual(onTerminal(p, 'catalog', '--config', 'broken.json').lines, [ENVELOPE, 'capability-graph: config file "broken.json" is not valid JSON holding an object']);
+    assert.deepEqual(onTerminal(p, 'catalog', '--config', 'folder.json').lines, [
       ENVELOPE,
       'capability-graph: config file "folder.json" cannot be read (not a readable regular file of at most 1 MiB)',
     ]);
@@ -732,36 +744,20 @@ test('on a terminal a config error is followed by a line naming the file and wha
   }
 });
 
-test('on a terminal a missing optional package is followed by the command that installs it', { skip: !/util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '') && "the pseudo-terminal comes from util-linux's script" }, () => {
+test('on a terminal a missing optional package is followed by the command that installs it', { skip: noScript }, () => {
   // A project with this package and neither the MCP SDK nor the weights package installed.
   const p = projectWithoutModel();
   try {
     cpSync(seedRoot, path.join(p.dir, 'seed'), { recursive: true });
     writeFileSync(path.join(p.dir, 'capability-graph.json'), JSON.stringify({ providers: [{ providerId: 'seed.http', authority: { kind: 'file', rootDir: 'seed', definitionLayout: 'directory' } }] }));
-    const command = `'${p.bin}' mcp`;
-    const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8', input: '' });
-    // eslint-disable-next-line no-control-regex
-    const lines = r.stdout.replace(/loading providers…\r\x1b\[K/g, '').split(/\r?\n/).filter(Boolean);
-    assert.equal(r.status, 1, r.stdout);
+    const { code, lines } = onTerminal(p, 'mcp');
+    assert.equal(code, 1, lines.join('\n'));
     assert.equal(JSON.parse(lines[0]).error.details.package, '@modelcontextprotocol/sdk');
     assert.match(lines[1], /; install it: `npm install @modelcontextprotocol\/sdk`$/);
   } finally {
     p.cleanup();
   }
 });
-
-const hasScript = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
-const noScript = !hasScript && "the pseudo-terminal comes from util-linux's script";
-
-/** Runs the command on a pseudo-terminal (stdout and stderr are a TTY, merged); the progress
- *  line, erased before anything else is printed, is left out. */
-function onTerminal(p, ...args) {
-  const command = ['node_modules/.bin/capability-graph', ...args].map((a) => `'${a}'`).join(' ');
-  const r = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: p.dir, encoding: 'utf8' });
-  // eslint-disable-next-line no-control-regex
-  const lines = r.stdout.replace(/loading providers…\r\x1b\[K/g, '').split(/\r?\n/).filter(Boolean);
-  return { code: r.status, lines };
-}
 
 const NOT_FOUND = '{"ok":false,"error":{"code":"CG_CAPABILITY_NOT_FOUND","phase":"query","message":"Requested capability does not exist","nextAction":"refresh"}}';
 const NO_DOCUMENT =
